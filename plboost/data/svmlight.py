@@ -1,0 +1,536 @@
+"""Reading and writing ranking data in the SVMlight/LETOR text format.
+
+A data line is ``label qid:Q i:v i:v ... # comment``: an integer relevance label, the query id, then
+features as ``index:value`` pairs with strictly increasing indices (absent features are 0). Text from
+``#`` to the end of the line is a comment; comment-only and blank lines hold no document. Files may be
+gzip-compressed and may use CRLF line endings. Files without a ``qid:`` column (LightGBM's examples) give
+their query sizes in a separate ``.query`` file, one size per line.
+
+The parsing itself is scikit-learn's (:func:`sklearn.datasets.load_svmlight_file`), run on chunks of whole
+lines; everything it does not check is checked here, and every error names the file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gzip
+import io
+import itertools
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+from tqdm.auto import tqdm
+
+from .._queries import (DEFAULT_MAX_LABEL, InvalidLabelError, NonContiguousQueryError, check_labels,
+                        offsets_from_boundaries, offsets_from_qids, offsets_from_sizes)
+from . import cache as _cache
+
+# Big enough to amortise the per-call overhead of scikit-learn's parser, small enough to keep its per-line
+# growth of the query-id array (quadratic in the lines of one call) negligible.
+_CHUNK_BYTES = 16 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class DataFormatError(ValueError):
+    """A ranking file that cannot be read as it is; ``path`` and ``line`` (1-based, or None) locate it."""
+
+    def __init__(self, path, line: int | None, message: str):
+        self.path, self.line, self.message = Path(path), line, message
+        where = str(path) if line is None else f"{path}, line {line}"
+        super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.message)
+
+
+@dataclass(eq=False, repr=False)
+class RankingData:
+    """A ranking dataset in plboost's flat layout: documents in rows, queries as contiguous row ranges.
+
+    Query ``q`` holds rows ``offsets[q]:offsets[q + 1]`` and has the id ``qids[q]``. Missing feature
+    values are NaN, which LightGBM and XGBoost both treat as missing; a feature absent from an SVMlight
+    line is 0.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_docs, n_features) or scipy.sparse.csr_matrix
+        Features (float32 by default).
+    labels : ndarray of shape (n_docs,), float64
+        Relevance labels, non-negative whole numbers.
+    qids : ndarray of shape (n_queries,)
+        One id per query, in row order (for files without a ``qid:`` column, 0, 1, 2, ...).
+    offsets : ndarray of shape (n_queries + 1,), int64
+        Query boundaries: 0, then the cumulative query sizes.
+    source : Path or None
+        The file the documents were read from.
+    """
+
+    X: np.ndarray | sp.csr_matrix
+    labels: np.ndarray
+    qids: np.ndarray
+    offsets: np.ndarray
+    source: Path | None = None
+
+    def __post_init__(self):
+        if not sp.issparse(self.X):
+            self.X = np.asarray(self.X)
+        if self.X.ndim != 2:
+            raise ValueError(f"X must be 2-d, got shape {self.X.shape}")
+        self.labels = check_labels(self.labels, max_label=None)
+        if self.labels.shape[0] != self.X.shape[0]:
+            raise ValueError(f"{self.labels.shape[0]} labels for {self.X.shape[0]} rows of X")
+        self.offsets = offsets_from_boundaries(self.offsets, self.X.shape[0], name="offsets")
+        self.qids = np.asarray(self.qids)
+        if self.qids.shape != (self.offsets.size - 1,):
+            raise ValueError(f"qids must hold one id per query ({self.offsets.size - 1}), got shape "
+                             f"{self.qids.shape}")
+        if self.source is not None:
+            self.source = Path(self.source)
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """Number of documents of each query (LightGBM's ``group``), int64."""
+        return np.diff(self.offsets)
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    def __repr__(self) -> str:
+        layout = "sparse" if sp.issparse(self.X) else "dense"
+        return (f"RankingData(n_docs={self.n_docs}, n_queries={self.n_queries}, n_features={self.n_features}, "
+                f"X={layout} {self.X.dtype}, source={str(self.source) if self.source else None!r})")
+
+    def to_lightgbm(self, reference=None, **kwargs):
+        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set.
+
+        Pass the training Dataset as ``reference`` for validation data, so both share bin boundaries;
+        ``kwargs`` go to ``lightgbm.Dataset`` (``params``, ``free_raw_data``, ...).
+        """
+        import lightgbm as lgb
+
+        return lgb.Dataset(self.X, label=self.labels, group=self.group_sizes, reference=reference, **kwargs)
+
+    def to_xgboost(self, **kwargs):
+        """An ``xgboost.DMatrix`` with labels and query sizes set (``group_ptr`` equals ``offsets``).
+
+        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. ``kwargs``
+        go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
+        """
+        import xgboost as xgb
+
+        return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
+
+    def widen(self, n_features: int) -> "RankingData":
+        """The same data with zero columns appended up to ``n_features`` (absent features are 0)."""
+        if n_features < self.n_features:
+            raise ValueError(f"cannot narrow {self.n_features} features to {n_features}")
+        if n_features == self.n_features:
+            return self
+        if sp.issparse(self.X):
+            X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_docs, n_features))
+        else:
+            X = np.zeros((self.n_docs, n_features), dtype=self.X.dtype)
+            X[:, :self.n_features] = self.X
+        return RankingData(X, self.labels, self.qids, self.offsets, self.source)
+
+    def subset(self, query_indices) -> "RankingData":
+        """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask)."""
+        positions = np.arange(self.n_queries)[np.asarray(query_indices)]
+        sizes = self.group_sizes[positions]
+        offsets = offsets_from_sizes(sizes, name="subset")
+        rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source)
+
+    def save_svmlight(self, path, *, zero_based: bool = False) -> Path:
+        """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.
+
+        Only non-zero features are written (NaN is written as ``nan``), with 9 significant digits for
+        float32 and 17 otherwise, so that :func:`load_svmlight` gives back the same arrays bit for bit
+        (pass ``n_features=self.n_features`` when the last columns may be all zero). Feature ``j`` is
+        written as index ``j + 1`` unless ``zero_based``. Returns the path.
+        """
+        path = Path(path)
+        value_format = "%d:%.9g" if self.X.dtype == np.float32 else "%d:%.17g"
+        labels = self.labels.astype(np.int64).tolist()
+        row_qids = np.repeat(self.qids, self.group_sizes).tolist()
+        rows_per_block = max(1, (1 << 20) // max(1, self.n_features))
+        opened = (gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) if path.name.endswith(".gz")
+                  else open(path, "wb"))
+        with opened as f:
+            for start in range(0, self.n_docs, rows_per_block):
+                block = sp.csr_matrix(self.X[start:start + rows_per_block])  # keeps NaN, drops zeros
+                columns = (block.indices.astype(np.int64) + (not zero_based)).tolist()
+                values = block.data.tolist()
+                lines = []
+                for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
+                    features = " ".join(map(value_format.__mod__, zip(columns[lo:hi], values[lo:hi])))
+                    lines.append(f"{labels[i]} qid:{row_qids[i]} {features}".rstrip() + "\n")
+                f.write("".join(lines).encode("ascii"))
+        return path
+
+
+def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dtype=np.float32,
+                  zero_based: bool = False, max_label: int | None = DEFAULT_MAX_LABEL, query_file="auto",
+                  cache: bool = True, progress: bool = False) -> RankingData:
+    """Read a ranking file in SVMlight/LETOR format (plain or gzip-compressed).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file: lines ``label qid:Q i:v ... # comment``.
+    n_features : int, optional
+        Width of ``X``, to align files that are used together (train, validation, test); a feature index
+        beyond it is an error. By default, the largest feature index in the file.
+    dense : bool, default=True
+        A dense ``ndarray`` (default) or a ``scipy.sparse.csr_matrix``.
+    dtype : float32 or float64, default=float32
+        Type of the features. Labels are always float64.
+    zero_based : bool, default=False
+        Feature index ``j`` goes to column ``j - 1`` (the LETOR convention, where indices start at 1);
+        with ``zero_based=True`` to column ``j``.
+    max_label : int or None, default=30
+        Largest relevance label accepted (LightGBM's default ``label_gain`` covers 0..30); None for no limit.
+    query_file : "auto", path or None, default="auto"
+        Where the query sizes of a file without a ``qid:`` column are: "auto" looks beside the file for
+        ``<name>.query`` and, for ``<stem>.gz``, ``<stem>.query``; a path names the file; None forbids
+        query files. When the file has a ``qid:`` column, a query file found or named must agree with it.
+    cache : bool, default=True
+        Reuse the arrays parsed before from the same file with the same options (see
+        :mod:`plboost.data.cache`), and store them after parsing.
+    progress : bool, default=False
+        Show a progress bar over the bytes read (compressed bytes for a ``.gz`` file).
+
+    Returns
+    -------
+    RankingData
+
+    Raises
+    ------
+    FileNotFoundError
+        The file, or a query file named by ``query_file``, does not exist.
+    DataFormatError
+        The file is malformed; the message and the ``path`` and ``line`` attributes say where. Refused:
+        tokens that are not ``index:value`` numbers, a missing or non-numeric label, labels that are
+        negative, fractional, not finite or above ``max_label``, infinite feature values (NaN is accepted
+        and means missing), a ``qid:`` on some lines but not others, a query id that reappears after
+        another query (ids need not be sorted, but each query's lines must be contiguous), a feature index
+        beyond ``n_features`` (or 0 in a 1-based file), no data lines at all, no ``qid:`` column and no
+        query file, and query files whose sizes are not positive integers summing to the number of rows.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(errno.ENOENT, "no such ranking data file", str(path))
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    query_path = _find_query_file(path, query_file)
+
+    options = dict(n_features=n_features, dense=dense, dtype=dtype.str, zero_based=zero_based,
+                   max_label=max_label,
+                   query_file=None if query_path is None else _cache.file_identity(query_path))
+    key = _cache.entry_key(path, options) if cache else None
+    if key is not None:
+        data = _cache.read_entry(key, lambda arrays: _from_arrays(arrays, path))
+        if data is not None:
+            return data
+
+    data = _Parser(path, n_features=n_features, dense=dense, dtype=dtype, zero_based=zero_based,
+                   max_label=max_label).parse(query_path, progress=progress)
+    if key is not None and key == _cache.entry_key(path, options):  # unchanged while it was parsed
+        _cache.write_entry(key, _to_arrays(data))
+    return data
+
+
+def load_splits(*paths, **options) -> list[RankingData | None]:
+    """Load files used together (train, validation, test) with the same width of ``X``.
+
+    Each path (None is passed through) is read by :func:`load_svmlight` with ``options``; files whose
+    largest feature index is smaller are widened with zero columns to the widest, as absent SVMlight
+    features are 0.
+    """
+    loaded = [None if path is None else load_svmlight(path, **options) for path in paths]
+    width = max(data.n_features for data in loaded if data is not None)
+    return [None if data is None else data.widen(width) for data in loaded]
+
+
+class _Parser:
+    """One pass over a file: chunks parsed by scikit-learn, then validated; errors located by line."""
+
+    def __init__(self, path: Path, *, n_features, dense, dtype, zero_based, max_label):
+        self.path, self.n_features, self.dense, self.dtype = path, n_features, dense, dtype
+        self.zero_based, self.max_label = zero_based, max_label
+        self.has_qid: bool | None = None  # decided by the first data line
+        self.chunk_rows: list[int] = []
+
+    def parse(self, query_path: Path | None, *, progress: bool) -> RankingData:
+        pieces = []  # (features, labels, per-row query ids) of each chunk that holds documents
+        with contextlib.closing(_read_chunks(self.path, progress=progress)) as chunks:
+            for chunk, first_line in chunks:
+                piece = self._parse_chunk(chunk, first_line)
+                self.chunk_rows.append(0 if piece is None else piece[1].size)
+                if piece is not None:
+                    pieces.append(piece)
+        if not pieces:
+            raise DataFormatError(self.path, None, "no data lines (the file is empty or holds only comments)")
+
+        blocks, labels, row_qids = zip(*pieces)
+        labels = np.concatenate(labels)
+        n_docs = labels.size
+        width = self.n_features or max(block.shape[1] for block in blocks)
+        if self.dense:
+            X = np.zeros((n_docs, width), dtype=self.dtype)
+            start = 0
+            for block in blocks:
+                X[start:start + block.shape[0], :block.shape[1]] = block
+                start += block.shape[0]
+        else:
+            for block in blocks:
+                block.resize(block.shape[0], width)
+            X = sp.vstack(blocks, format="csr")
+        offsets, qids = self._queries(np.concatenate(row_qids), n_docs, query_path)
+        return RankingData(X, labels, qids, offsets, self.path)
+
+    def _parse_chunk(self, chunk: bytes, first_line: int) -> tuple | None:
+        """(features, labels, per-row query ids) of a chunk, or None if it holds no document.
+
+        The features are a dense block or a CSR matrix, as wide as the chunk needs (or ``n_features``).
+        """
+        try:
+            X, labels, row_qids = load_svmlight_file(io.BytesIO(chunk), dtype=self.dtype, zero_based=True,
+                                                     query_id=True)
+        except (ValueError, OverflowError) as exc:
+            for line, tokens in _data_lines(chunk, first_line):
+                problem = _syntax_problem(tokens)
+                if problem:
+                    raise DataFormatError(self.path, line, problem) from exc
+            last_line = first_line + chunk.count(b"\n")
+            raise DataFormatError(self.path, None, f"scikit-learn cannot parse lines {first_line}-{last_line}: "
+                                                   f"{exc}") from exc
+        n_rows = X.shape[0]
+        if n_rows == 0:
+            return None
+
+        if self.has_qid is None:
+            self.has_qid = _has_qid(next(_data_lines(chunk, first_line))[1])
+        if row_qids.size != (n_rows if self.has_qid else 0):
+            line = next(line for line, tokens in _data_lines(chunk, first_line)
+                        if _has_qid(tokens) != self.has_qid)
+            raise DataFormatError(self.path, line, "no qid: on this line, but earlier lines have one" if
+                                  self.has_qid else "a qid: on this line, but earlier lines have none")
+
+        try:
+            labels = check_labels(labels, max_label=self.max_label)
+        except InvalidLabelError as exc:
+            raise DataFormatError(self.path, _line_of_row(chunk, first_line, exc.position),
+                                  f"label {exc.value:g} {exc.reason}") from None
+
+        columns = X.indices.astype(np.int64) - (not self.zero_based)
+        if columns.size and columns.min() < 0:
+            k = int(np.argmax(columns < 0))
+            self._raise_at_entry(chunk, first_line, X.indptr, k, "feature index 0 in a file with 1-based "
+                                 "indices (the LETOR convention); pass zero_based=True for 0-based files")
+        if self.n_features is not None and columns.size and columns.max() >= self.n_features:
+            k = int(np.argmax(columns >= self.n_features))
+            self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature index {X.indices[k]} is beyond "
+                                 f"n_features={self.n_features}")
+        infinite = np.isinf(X.data)
+        if infinite.any():
+            k = int(np.argmax(infinite))
+            self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature {X.indices[k]} is {X.data[k]}; "
+                                 "infinite values are not accepted (write nan for a missing value)")
+
+        width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
+        block = sp.csr_matrix((X.data, columns, X.indptr), shape=(n_rows, width))
+        return (block.toarray() if self.dense else block), labels, row_qids
+
+    def _raise_at_entry(self, chunk, first_line, indptr, k, message):
+        """Raise ``message`` at the line of the ``k``-th stored feature value of a chunk."""
+        row = int(np.searchsorted(indptr, k, side="right")) - 1
+        raise DataFormatError(self.path, _line_of_row(chunk, first_line, row), message)
+
+    def _queries(self, row_qids: np.ndarray, n_docs: int, query_path: Path | None):
+        """Offsets and per-query ids from the qid column, or from the query file if there is none."""
+        if self.has_qid:
+            try:
+                offsets, qids = offsets_from_qids(row_qids)
+            except NonContiguousQueryError as exc:
+                raise DataFormatError(self.path, self._line_of_file_row(exc.row), f"qid {exc.qid} reappears "
+                                      "after lines of another query; the lines of a query must be "
+                                      "contiguous") from None
+            if query_path is not None and not np.array_equal(_read_query_file(query_path, self.path, n_docs),
+                                                             offsets):
+                raise DataFormatError(query_path, None, f"the query sizes disagree with the qid: column of "
+                                      f"{self.path}")
+            return offsets, qids
+        if query_path is None:
+            raise DataFormatError(self.path, None, "no qid: column and no query file giving the query sizes "
+                                  "(looked for <name>.query beside it; see the query_file option)")
+        offsets = _read_query_file(query_path, self.path, n_docs)
+        return offsets, np.arange(offsets.size - 1, dtype=np.int64)
+
+    def _line_of_file_row(self, row: int) -> int:
+        """Line number of the ``row``-th document of the file (reads the file again up to it)."""
+        starts = np.cumsum([0, *self.chunk_rows])
+        k = int(np.searchsorted(starts, row, side="right")) - 1
+        with contextlib.closing(_read_chunks(self.path)) as chunks:
+            chunk, first_line = next(itertools.islice(chunks, k, None))
+        return _line_of_row(chunk, first_line, row - int(starts[k]))
+
+
+def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(chunk, number of its first line)`` for chunks of whole lines of a plain or gzip file."""
+    with open(path, "rb") as raw, tqdm(total=path.stat().st_size, desc=path.name, unit="B", unit_scale=True,
+                                       unit_divisor=1024, leave=False, disable=not progress) as bar:
+        compressed = raw.read(2) == _GZIP_MAGIC
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
+        line = 1
+        while True:
+            try:
+                chunk = stream.read(_CHUNK_BYTES)
+                if chunk and not chunk.endswith(b"\n"):
+                    chunk += stream.readline()
+            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                raise DataFormatError(path, None, f"cannot decompress after line {line - 1} ({exc}); "
+                                      "is the file complete?") from None
+            if not chunk:
+                return
+            yield chunk, line
+            line += chunk.count(b"\n")
+            bar.update(raw.tell() - bar.n)
+
+
+def _data_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, list[bytes]]]:
+    """Yield ``(line number, tokens)`` for each line of ``chunk`` that holds a document."""
+    for line, text in enumerate(chunk.split(b"\n"), first_line):
+        tokens = text.split(b"#", 1)[0].split()
+        if tokens:
+            yield line, tokens
+
+
+def _line_of_row(chunk: bytes, first_line: int, row: int) -> int:
+    return next(itertools.islice(_data_lines(chunk, first_line), row, None))[0]
+
+
+def _has_qid(tokens: list[bytes]) -> bool:
+    # scikit-learn's rule: a query id is the token right after the label, if it starts with "qid"
+    return len(tokens) > 1 and tokens[1].startswith(b"qid")
+
+
+def _syntax_problem(tokens: list[bytes]) -> str | None:
+    """What makes a data line unreadable to scikit-learn, or None if it is well-formed."""
+    label, *features = tokens
+    try:
+        float(label)
+    except ValueError:
+        if b":" in label:
+            return f"missing label: the line starts with {_show(label)}"
+        return f"label {_show(label)} is not a number"
+    if _has_qid(tokens):
+        name, _, value = features.pop(0).partition(b":")
+        if name != b"qid" or not _is_int64(value):
+            return f"malformed query id {_show(tokens[1])}; expected qid:<integer>"
+    previous = -1
+    for token in features:
+        index, colon, value = token.partition(b":")
+        if index == b"qid":
+            return f"{_show(token)} must come right after the label"
+        if not colon:
+            return f"malformed feature {_show(token)}; expected index:value"
+        try:
+            j = int(index)
+        except ValueError:
+            return f"feature index {_show(index)} in {_show(token)} is not an integer"
+        if not 0 <= j < 2**31:
+            return f"feature index {j} in {_show(token)} is out of range"
+        try:
+            float(value)
+        except ValueError:
+            return f"feature value {_show(value)} in {_show(token)} is not a number"
+        if j <= previous:
+            return f"feature index {j} follows index {previous}; indices must be strictly increasing"
+        previous = j
+    return None
+
+
+def _is_int64(text: bytes) -> bool:
+    try:
+        return -2**63 <= int(text) < 2**63
+    except ValueError:
+        return False
+
+
+def _show(token: bytes) -> str:
+    return repr(token.decode("utf-8", "replace"))
+
+
+def _find_query_file(path: Path, query_file) -> Path | None:
+    """The query file to read for ``path`` under the ``query_file`` option (see :func:`load_svmlight`)."""
+    if query_file is None:
+        return None
+    if isinstance(query_file, str) and query_file == "auto":
+        names = [path.name + ".query"]
+        if path.name.endswith(".gz"):
+            names.append(path.name[:-3] + ".query")
+        return next((path.with_name(name) for name in names if path.with_name(name).is_file()), None)
+    query_path = Path(query_file)
+    if not query_path.is_file():
+        raise FileNotFoundError(errno.ENOENT, "no such query file", str(query_path))
+    return query_path
+
+
+def _read_query_file(query_path: Path, data_path: Path, n_docs: int) -> np.ndarray:
+    """Offsets from a LightGBM-style query file (one size per line; blank lines are skipped)."""
+    sizes = []
+    with open(query_path, "rb") as f:
+        for line, text in enumerate(f, 1):
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                size = int(text)
+            except ValueError:
+                raise DataFormatError(query_path, line, f"query size {_show(text)} is not an integer") from None
+            if size <= 0:
+                raise DataFormatError(query_path, line, f"query size {size} is not positive")
+            sizes.append(size)
+    if sum(sizes) != n_docs:
+        raise DataFormatError(query_path, None, f"the query sizes sum to {sum(sizes)}, but {data_path} has "
+                              f"{n_docs} data lines")
+    return offsets_from_sizes(sizes, name=str(query_path))
+
+
+def _to_arrays(data: RankingData) -> dict[str, np.ndarray]:
+    arrays = dict(labels=data.labels, qids=data.qids, offsets=data.offsets)
+    if sp.issparse(data.X):
+        arrays.update(X_data=data.X.data, X_indices=data.X.indices, X_indptr=data.X.indptr,
+                      X_shape=np.array(data.X.shape))
+    else:
+        arrays.update(X=data.X)
+    return arrays
+
+
+def _from_arrays(arrays: dict[str, np.ndarray], source: Path) -> RankingData:
+    if "X" in arrays:
+        X = arrays["X"]
+    else:
+        X = sp.csr_matrix((arrays["X_data"], arrays["X_indices"], arrays["X_indptr"]),
+                          shape=tuple(arrays["X_shape"]))
+    return RankingData(X, arrays["labels"], arrays["qids"], arrays["offsets"], source)

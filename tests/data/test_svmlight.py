@@ -1,0 +1,338 @@
+import gzip
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+
+from plboost.data import DataFormatError, RankingData, load_svmlight, make_synthetic
+from plboost.data import svmlight
+
+REAL_FILES = [
+    "MQ2008/Fold1/train.txt.gz",
+    "MQ2008/Fold1/vali.txt.gz",
+    "MQ2008/Fold1/test.txt.gz",
+    "MSLR-WEB10K-5k/msn1.fold1.train.5k.txt.gz",
+    "MSLR-WEB10K-5k/msn1.fold1.test.5k.txt.gz",
+]
+
+
+@pytest.fixture(params=["one chunk", "tiny chunks"])
+def chunking(request, monkeypatch):
+    """Run a test with the default chunk size and with chunks of a few lines (errors across chunks)."""
+    if request.param == "tiny chunks":
+        monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 20)
+    return request.param
+
+
+def write(path, text, *, compress=False):
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def row_qids(data):
+    return np.repeat(data.qids, data.group_sizes)
+
+
+# --- real files ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_agrees_with_scikit_learn(shared_data, name):
+    path = shared_data / name
+    data = load_svmlight(path, cache=False)
+    X, y, qid = load_svmlight_file(str(path), dtype=np.float32, zero_based=False, query_id=True)
+    assert data.X.dtype == np.float32 and data.labels.dtype == np.float64
+    np.testing.assert_array_equal(data.X, X.toarray())
+    np.testing.assert_array_equal(data.labels, y)
+    np.testing.assert_array_equal(row_qids(data), qid)
+    assert data.offsets.dtype == np.int64 and data.offsets[0] == 0 and data.offsets[-1] == data.n_docs
+
+
+def test_real_file_statistics(shared_data):
+    """MQ2008 Fold1 holds every one of MQ2008's 784 queries and 15,211 documents once (README)."""
+    parts = [load_svmlight(shared_data / "MQ2008/Fold1" / f"{name}.txt.gz") for name in ("train", "vali", "test")]
+    assert sum(p.n_docs for p in parts) == 15211
+    assert sum(p.n_queries for p in parts) == 784
+    assert np.unique(np.concatenate([p.qids for p in parts])).size == 784
+    assert {p.n_features for p in parts} == {46}
+    mslr = load_svmlight(shared_data / "MSLR-WEB10K-5k/msn1.fold1.train.5k.txt.gz")  # CRLF line endings
+    assert (mslr.n_docs, mslr.n_queries, mslr.n_features) == (5000, 43, 136)
+    assert set(np.unique(mslr.labels)) == {0, 1, 2, 3, 4}
+
+
+def test_lightgbm_example_with_query_files(shared_data):
+    folder = shared_data / "lightgbm_lambdarank"
+    train = load_svmlight(folder / "rank.train.gz")
+    test = load_svmlight(folder / "rank.test.gz", n_features=train.n_features)
+    assert (train.n_docs, train.n_queries, train.n_features) == (3005, 201, 300)
+    assert (test.n_docs, test.n_queries, test.n_features) == (768, 50, 300)
+    sizes = np.loadtxt(folder / "rank.train.query", dtype=np.int64)
+    np.testing.assert_array_equal(train.group_sizes, sizes)
+    np.testing.assert_array_equal(train.qids, np.arange(201))
+    X, y = load_svmlight_file(str(folder / "rank.train.gz"), dtype=np.float32, zero_based=False, n_features=300)
+    np.testing.assert_array_equal(train.X, X.toarray())
+    np.testing.assert_array_equal(train.labels, y)
+
+
+def test_n_features_aligns_and_limits(shared_data):
+    path = shared_data / "lightgbm_lambdarank/rank.test.gz"
+    assert load_svmlight(path, n_features=400).X.shape == (768, 400)
+    first_wide = next(n for n, line in enumerate(gzip.open(path, "rt"), 1)
+                      if max(int(token.split(":")[0]) for token in line.split()[1:]) > 250)
+    with pytest.raises(DataFormatError, match=rf"rank\.test\.gz, line {first_wide}: feature index \d+ is beyond "
+                                              "n_features=250"):
+        load_svmlight(path, n_features=250)
+
+
+def test_sparse_mode_matches_dense(shared_data):
+    path = shared_data / "lightgbm_lambdarank/rank.train.gz"
+    dense = load_svmlight(path, dtype=np.float64)
+    sparse = load_svmlight(path, dense=False, dtype=np.float64)
+    assert isinstance(sparse.X, sp.csr_matrix) and sparse.X.dtype == np.float64
+    assert load_svmlight(path, dense=False).X.dtype == np.float32
+    assert sparse.X.shape == dense.X.shape
+    np.testing.assert_array_equal(sparse.X.toarray(), dense.X)
+    np.testing.assert_array_equal(sparse.offsets, dense.offsets)
+
+
+def test_progress_bar_counts_bytes(shared_data, capsys):
+    path = shared_data / "MQ2008/Fold1/vali.txt.gz"
+    with_bar = load_svmlight(path, progress=True, cache=False)
+    assert "vali.txt.gz" in capsys.readouterr().err
+    np.testing.assert_array_equal(with_bar.X, load_svmlight(path, cache=False).X)
+
+
+# --- format details -----------------------------------------------------------------------------------------
+
+
+def test_comments_blank_lines_crlf_and_unsorted_qids(tmp_path, chunking):
+    text = ("# header comment\r\n"
+            "\r\n"
+            "2 qid:30 1:0.5 3:1.25 # doc a\r\n"
+            "0 qid:30 2:-1\r\n"
+            "   # indented comment\r\n"
+            "1 qid:7 1:nan 3:2\r\n"
+            "0 qid:12\r\n")
+    data = load_svmlight(write(tmp_path / "f.txt", text), cache=False)
+    np.testing.assert_array_equal(data.qids, [30, 7, 12])
+    np.testing.assert_array_equal(data.offsets, [0, 2, 3, 4])
+    np.testing.assert_array_equal(data.labels, [2, 0, 1, 0])
+    expected = np.array([[0.5, 0, 1.25], [0, -1, 0], [np.nan, 0, 2], [0, 0, 0]], dtype=np.float32)
+    np.testing.assert_array_equal(data.X, expected)  # NaN is accepted: both engines read it as missing
+
+
+def test_zero_based_indices(tmp_path):
+    path = write(tmp_path / "f.txt", "1 qid:1 0:5 2:7\n0 qid:1 1:3\n")
+    data = load_svmlight(path, zero_based=True)
+    np.testing.assert_array_equal(data.X, [[5, 0, 7], [0, 3, 0]])
+    with pytest.raises(DataFormatError, match="line 1: feature index 0 in a file with 1-based indices"):
+        load_svmlight(path)
+
+
+def test_gzip_is_recognised_by_content(tmp_path):
+    text = "1 qid:1 1:0.25\n0 qid:1 2:4\n"
+    plain = load_svmlight(write(tmp_path / "plain.txt", text))
+    packed = load_svmlight(write(tmp_path / "packed.dat", text, compress=True))
+    np.testing.assert_array_equal(plain.X, packed.X)
+    np.testing.assert_array_equal(plain.labels, packed.labels)
+
+
+def test_max_label_can_be_raised(tmp_path):
+    path = write(tmp_path / "f.txt", "31 qid:1 1:1\n0 qid:1 1:2\n")
+    assert load_svmlight(path, max_label=None).labels.max() == 31
+    with pytest.raises(DataFormatError, match="line 1: label 31 exceeds max_label=30"):
+        load_svmlight(path)
+
+
+def test_query_file_beside_plain_file_and_explicit(tmp_path):
+    data_path = write(tmp_path / "rank.train", "1 1:1\n0 1:2\n2 1:3\n")
+    write(tmp_path / "rank.train.query", "2\n1\n")
+    np.testing.assert_array_equal(load_svmlight(data_path).offsets, [0, 2, 3])
+    other = write(tmp_path / "sizes.txt", "1\n2\n")
+    np.testing.assert_array_equal(load_svmlight(data_path, query_file=other).offsets, [0, 1, 3])
+    with pytest.raises(DataFormatError, match="no qid: column and no query file"):
+        load_svmlight(data_path, query_file=None)
+    with pytest.raises(FileNotFoundError, match="nope.query"):
+        load_svmlight(data_path, query_file=tmp_path / "nope.query")
+
+
+def test_gz_query_file_names_are_tried_in_order(tmp_path):
+    data_path = write(tmp_path / "rank.train.gz", "1 1:1\n0 1:2\n2 1:3\n", compress=True)
+    write(tmp_path / "rank.train.query", "3\n")
+    assert load_svmlight(data_path).n_queries == 1
+    write(tmp_path / "rank.train.gz.query", "1\n1\n1\n")
+    assert load_svmlight(data_path).n_queries == 3
+
+
+def test_query_file_must_agree_with_qids(tmp_path):
+    data_path = write(tmp_path / "f.txt", "1 qid:4 1:1\n0 qid:4 1:2\n2 qid:5 1:3\n")
+    write(tmp_path / "f.txt.query", "2\n1\n")
+    assert load_svmlight(data_path).n_queries == 2
+    write(tmp_path / "f.txt.query", "1\n2\n")
+    with pytest.raises(DataFormatError, match=r"f\.txt\.query: the query sizes disagree with the qid: column"):
+        load_svmlight(data_path)
+
+
+# --- errors -------------------------------------------------------------------------------------------------
+
+HEADER = "# a comment line\n\n"  # two lines without a document: line numbers differ from row numbers
+GOOD = "1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25\n"  # lines 3 and 4
+
+BAD_LINES = {
+    "feature value not a number": ("0 qid:2 1:0.1 3:abc", r"feature value 'abc' in '3:abc' is not a number"),
+    "feature index not a number": ("0 qid:2 x:1", r"feature index 'x' in 'x:1' is not an integer"),
+    "token without colon": ("0 qid:2 1:0.5 7", r"malformed feature '7'; expected index:value"),
+    "missing label": ("qid:2 1:0.5", r"missing label: the line starts with 'qid:2'"),
+    "label not a number": ("high qid:2 1:0.5", r"label 'high' is not a number"),
+    "malformed qid": ("0 qid:two 1:0.5", r"malformed query id 'qid:two'"),
+    "qid out of place": ("0 1:0.5 qid:2", r"'qid:2' must come right after the label"),
+    "indices not increasing": ("0 qid:2 3:1 2:1", r"feature index 2 follows index 3"),
+    "negative label": ("-1 qid:2 1:0.5", r"label -1 is negative"),
+    "fractional label": ("1.5 qid:2 1:0.5", r"label 1.5 is not a whole number"),
+    "nan label": ("nan qid:2 1:0.5", r"label nan is not finite"),
+    "infinite label": ("inf qid:2 1:0.5", r"label inf is not finite"),
+    "label above max_label": ("31 qid:2 1:0.5", r"label 31 exceeds max_label=30"),
+    "infinite feature": ("0 qid:2 1:0.5 4:-inf", r"feature 4 is -inf; infinite values are not accepted"),
+    "qid missing": ("0 1:0.5", r"no qid: on this line, but earlier lines have one"),
+    "qid reappears": ("0 qid:2 1:0.5\n1 qid:1 1:0.5", r"qid 1 reappears after lines of another query"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_LINES)
+def test_bad_line_is_named(tmp_path, chunking, case):
+    bad, message = BAD_LINES[case]
+    line = 5 + bad.count("\n")  # the last line of `bad`
+    path = write(tmp_path / "bad.txt", HEADER + GOOD + bad + "\n0 qid:9 1:0.5\n")
+    with pytest.raises(DataFormatError, match=rf"bad\.txt, line {line}: {message}") as error:
+        load_svmlight(path, cache=False)
+    assert error.value.line == line and error.value.path == path
+
+
+def test_qid_missing_on_the_first_lines(tmp_path, chunking):
+    path = write(tmp_path / "bad.txt", HEADER + "1 1:0.5\n0 1:0.5\n0 qid:3 1:0.5\n")
+    with pytest.raises(DataFormatError, match=r"line 5: a qid: on this line, but earlier lines have none"):
+        load_svmlight(path, cache=False)
+
+
+def test_qid_reappearing_far_away_is_located(tmp_path, chunking):
+    lines = [f"0 qid:{q} 1:{q}" for q in range(50) for _ in range(3)] + ["1 qid:17 1:0.5"]
+    path = write(tmp_path / "bad.txt", "\n".join(lines) + "\n", compress=True)
+    with pytest.raises(DataFormatError, match=r"line 151: qid 17 reappears"):
+        load_svmlight(path, cache=False)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n  # and another\n"])
+def test_file_without_data_lines(tmp_path, text):
+    with pytest.raises(DataFormatError, match=r"empty\.txt: no data lines"):
+        load_svmlight(write(tmp_path / "empty.txt", text))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="absent.txt"):
+        load_svmlight(tmp_path / "absent.txt")
+
+
+def test_no_qid_and_no_query_file(tmp_path):
+    with pytest.raises(DataFormatError, match=r"f\.txt: no qid: column and no query file"):
+        load_svmlight(write(tmp_path / "f.txt", "1 1:1\n0 1:2\n"))
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ("2\n2\n", r"rank\.query: the query sizes sum to 4, but .*rank\.txt has 3 data lines"),
+    ("2\n0\n1\n", r"rank\.query, line 2: query size 0 is not positive"),
+    ("2\n-1\n2\n", r"rank\.query, line 2: query size -1 is not positive"),
+    ("1\n\n1.5\n", r"rank\.query, line 3: query size '1.5' is not an integer"),
+])
+def test_bad_query_file(tmp_path, sizes, message):
+    data_path = write(tmp_path / "rank.txt", "1 1:1\n0 1:2\n2 1:3\n")
+    with pytest.raises(DataFormatError, match=message):
+        load_svmlight(data_path, query_file=write(tmp_path / "rank.query", sizes))
+
+
+def test_truncated_gzip(tmp_path):
+    packed = gzip.compress(("1 qid:1 1:0.5\n" * 2000).encode())
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(packed[:len(packed) // 2])
+    with pytest.raises(DataFormatError, match=r"cut\.txt\.gz: cannot decompress"):
+        load_svmlight(path)
+
+
+def test_error_survives_pickling():
+    error = pickle.loads(pickle.dumps(DataFormatError("a/b.txt", 7, "label -1 is negative")))
+    assert (str(error), error.line, error.path.name) == ("a/b.txt, line 7: label -1 is negative", 7, "b.txt")
+
+
+# --- RankingData --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unsorted():
+    """Small data whose query ids are not sorted (XGBoost's qid= would refuse them)."""
+    data = make_synthetic(n_queries=12, n_features=5, docs_per_query=(2, 9), seed=4)
+    return RankingData(data.X, data.labels, np.array([50, 3, 41, 7, 8, 1, 99, 2, 60, 5, 4, 30]), data.offsets)
+
+
+@pytest.mark.parametrize("name", ["r.txt", "r.txt.gz"])
+def test_save_then_load_is_exact(tmp_path, name):
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2**32, size=(300, 7), dtype=np.uint64).astype(np.uint32)
+    X = bits.view(np.float32).copy()
+    X[~np.isfinite(X)] = np.nan  # every finite float32 pattern is possible, plus NaN; no infinities
+    X[rng.random(X.shape) < 0.3] = 0
+    X[:, -1] = np.where(np.arange(300) % 2, X[:, -1], 1.0)  # a non-zero in the last column fixes the width
+    offsets = np.r_[0, np.sort(rng.choice(np.arange(1, 300), size=39, replace=False)), 300]
+    data = RankingData(X, rng.integers(0, 5, 300), rng.permutation(1000)[:40], offsets)
+    back = load_svmlight(data.save_svmlight(tmp_path / name))
+    np.testing.assert_array_equal(back.X, data.X)  # NaN positions equal too
+    for field in ("labels", "qids", "offsets"):
+        np.testing.assert_array_equal(getattr(back, field), getattr(data, field))
+
+
+def test_save_sparse_and_zero_based(tmp_path, unsorted):
+    sparse = RankingData(sp.csr_matrix(unsorted.X), unsorted.labels, unsorted.qids, unsorted.offsets)
+    back = load_svmlight(sparse.save_svmlight(tmp_path / "s.txt", zero_based=True), zero_based=True,
+                         n_features=unsorted.n_features, dense=False)
+    np.testing.assert_array_equal(back.X.toarray(), unsorted.X)
+    np.testing.assert_array_equal(back.qids, unsorted.qids)
+
+
+def test_lightgbm_dataset_has_labels_and_groups(unsorted):
+    dataset = unsorted.to_lightgbm(params={"verbose": -1}).construct()
+    np.testing.assert_array_equal(dataset.get_field("group"), unsorted.offsets)
+    np.testing.assert_array_equal(dataset.get_label(), unsorted.labels)
+    valid = unsorted.subset([1, 0]).to_lightgbm(reference=dataset).construct()
+    np.testing.assert_array_equal(valid.get_field("group"), np.cumsum([0, *unsorted.group_sizes[[1, 0]]]))
+
+
+def test_xgboost_dmatrix_has_labels_and_groups(unsorted):
+    dmatrix = unsorted.to_xgboost()
+    np.testing.assert_array_equal(dmatrix.get_uint_info("group_ptr"), unsorted.offsets)
+    np.testing.assert_array_equal(dmatrix.get_label(), unsorted.labels)
+    assert (dmatrix.num_row(), dmatrix.num_col()) == unsorted.X.shape
+
+
+def test_subset_keeps_the_given_order(unsorted):
+    part = unsorted.subset([3, 0, -1])
+    np.testing.assert_array_equal(part.qids, unsorted.qids[[3, 0, 11]])
+    expected_rows = np.r_[unsorted.offsets[3]:unsorted.offsets[4], 0:unsorted.offsets[1],
+                          unsorted.offsets[11]:unsorted.offsets[12]]
+    np.testing.assert_array_equal(part.X, unsorted.X[expected_rows])
+    np.testing.assert_array_equal(part.labels, unsorted.labels[expected_rows])
+    np.testing.assert_array_equal(part.group_sizes, unsorted.group_sizes[[3, 0, 11]])
+    mask = np.zeros(unsorted.n_queries, dtype=bool)
+    mask[[2, 5]] = True
+    np.testing.assert_array_equal(unsorted.subset(mask).qids, unsorted.qids[[2, 5]])
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(labels=np.zeros(3)), "3 labels for"),
+    (dict(offsets=np.array([0, 5])), "query boundaries end at 5"),
+    (dict(qids=np.arange(3)), "one id per query"),
+])
+def test_inconsistent_ranking_data_is_refused(unsorted, change, message):
+    fields = dict(X=unsorted.X, labels=unsorted.labels, qids=unsorted.qids, offsets=unsorted.offsets) | change
+    with pytest.raises(ValueError, match=message):
+        RankingData(**fields)
