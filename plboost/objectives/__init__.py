@@ -1,0 +1,24 @@
+"""plboost's ranking objectives, usable as LightGBM and XGBoost custom objectives.
+
+>>> from plboost.objectives import PLRank, get_objective
+>>> get_objective("plrank", top_k=5)
+PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, compress_contexts=True, hessian_floor=1e-06)
+"""
+
+from ._base import RankingObjective
+from .plrank import PLRank, PLRankState
+
+#: objective classes by the name the CLI and result files use
+OBJECTIVES = {cls.name: cls for cls in (PLRank,)}
+
+
+def get_objective(name: str, **params) -> RankingObjective:
+    """An objective by its registered name (see ``OBJECTIVES``), constructed with ``params``."""
+    try:
+        cls = OBJECTIVES[name]
+    except KeyError:
+        raise ValueError(f"unknown plboost objective {name!r}; known: {', '.join(sorted(OBJECTIVES))}") from None
+    return cls(**params)
+
+
+__all__ = ["OBJECTIVES", "PLRank", "PLRankState", "RankingObjective", "get_objective"]

@@ -1,0 +1,216 @@
+"""What every plboost objective shares: the engine adapters, per-dataset state and the hessian floor.
+
+An objective is written once, as pure kernels over the flat layout (scores, labels, int64 query offsets;
+see :mod:`plboost._queries`). :class:`RankingObjective` turns it into a custom objective for
+
+* LightGBM: ``lgb.train({"objective": obj}, train_set)`` and ``lgb.cv`` call ``obj(preds, dataset)``;
+  ``lgb.LGBMRanker(objective=obj.sklearn())`` calls a four-argument function ``(y_true, y_pred, weight,
+  group)`` (LightGBM hands ``group`` only to a callable with exactly four parameters);
+* XGBoost: ``xgb.train(params, dtrain, obj=obj)`` calls ``obj(predt, dtrain)``.
+
+``lgb.train`` deep-copies its ``params``, so the objective that trains is a copy of the user's, and one
+objective can be handed several datasets (``lgb.cv`` folds, train and validation). State derived from a
+dataset (PLRank's sampled permutations, for instance) is therefore keyed by a fingerprint of the data it
+belongs to (labels and query boundaries), never by object identity or by the order of calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
+
+#: Hessians below this are raised to it before they reach an engine (see ``RankingObjective``).
+DEFAULT_HESSIAN_FLOOR = 1e-6
+
+
+@dataclass(frozen=True)
+class QueryData:
+    """Labels and query offsets of one dataset, validated, with a content fingerprint."""
+
+    labels: np.ndarray
+    offsets: np.ndarray
+    fingerprint: str
+
+    @classmethod
+    def from_arrays(cls, labels, offsets) -> "QueryData":
+        labels = check_labels(labels, max_label=None)
+        offsets = offsets_from_boundaries(offsets, labels.shape[0], name="query offsets")
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(np.ascontiguousarray(labels).view(np.uint8))
+        digest.update(np.ascontiguousarray(offsets).view(np.uint8))
+        return cls(labels, offsets, digest.hexdigest())
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.labels.shape[0])
+
+
+class RankingObjective:
+    """Base class of plboost's ranking objectives.
+
+    Subclasses implement :meth:`_prepare` (per-dataset state, computed once and cached by the data's
+    fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and hessian arrays).
+
+    Neither engine checks hessians, and a zero hessian silently stops learning (a leaf's value is
+    ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``.
+    Documents with no gradient (queries without ranking information, documents whose probabilities
+    underflow) get exactly ``hessian_floor``.
+
+    Sample weights, where the dataset has them, multiply each document's gradient and hessian, as
+    LightGBM's ``lambdarank`` does; XGBoost's ranking weights are per query and are spread over the
+    query's documents first.
+    """
+
+    #: name under which the CLI and :func:`plboost.objectives.get_objective` know the objective
+    name: str = ""
+    _max_cached_datasets = 8
+
+    def __init__(self, *, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        hessian_floor = float(hessian_floor)
+        if not (np.isfinite(hessian_floor) and hessian_floor > 0):
+            raise ValueError(f"hessian_floor must be a positive finite number, got {hessian_floor!r}")
+        self.hessian_floor = hessian_floor
+        self._states: OrderedDict[str, object] = OrderedDict()
+        self._dataset_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    # ----------------------------------------------------------------------------------------------
+    # what a subclass provides
+    def _prepare(self, data: QueryData):
+        """Per-dataset state (e.g. sampled permutations) for :meth:`_gradients`."""
+        return None
+
+    def _gradients(self, scores: np.ndarray, data: QueryData, state, grad: np.ndarray,
+                   hess: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _params(self) -> dict:
+        """The constructor arguments, for ``repr`` and result files."""
+        return {"hessian_floor": self.hessian_floor}
+
+    # ----------------------------------------------------------------------------------------------
+    # the pure interface
+    def gradients(self, scores, labels, offsets) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and hessian of the loss for flat ``scores`` and ``labels`` with query ``offsets``.
+
+        Returns two float32 arrays of the length of ``scores``; hessians are at least ``hessian_floor``.
+        """
+        data = QueryData.from_arrays(labels, offsets)
+        return self._compute(scores, data)
+
+    def state(self, labels, offsets):
+        """The per-dataset state this objective uses for these labels and query offsets."""
+        return self._state_for(QueryData.from_arrays(labels, offsets))
+
+    def _state_for(self, data: QueryData):
+        state = self._states.get(data.fingerprint)
+        if state is None:
+            state = self._prepare(data)
+            self._states[data.fingerprint] = state
+            while len(self._states) > self._max_cached_datasets:
+                self._states.popitem(last=False)
+        else:
+            self._states.move_to_end(data.fingerprint)
+        return state
+
+    def _compute(self, scores, data: QueryData, weights=None) -> tuple[np.ndarray, np.ndarray]:
+        scores = check_scores(scores, data.n_docs, name=f"{type(self).__name__} scores")
+        state = self._state_for(data)
+        grad = np.empty(data.n_docs, dtype=np.float32)
+        hess = np.empty(data.n_docs, dtype=np.float32)
+        self._gradients(scores, data, state, grad, hess)
+        if weights is not None:
+            grad *= weights
+            hess *= weights
+            np.maximum(hess, np.float32(self.hessian_floor), out=hess)
+        return grad, hess
+
+    # ----------------------------------------------------------------------------------------------
+    # engine adapters
+    def __call__(self, preds, data):
+        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``."""
+        query_data, weights = self._query_data_of(data)
+        return self._compute(preds, query_data, weights)
+
+    def sklearn(self):
+        """A function for ``lgb.LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group)``.
+
+        LightGBM's scikit-learn API passes query sizes only to a callable with exactly these four
+        parameters.
+        """
+        objective = self
+
+        def plboost_objective(y_true, y_pred, weight, group):
+            if group is None:
+                raise ValueError(f"{objective!r} needs query groups: call LGBMRanker.fit(X, y, group=...)")
+            offsets = offsets_from_sizes(group, len(y_true), name="group")
+            data = QueryData.from_arrays(y_true, offsets)
+            return objective._compute(y_pred, data, _as_weights(weight, data.n_docs))
+
+        plboost_objective.__qualname__ = f"{type(self).__name__}.sklearn"
+        return plboost_objective
+
+    def _query_data_of(self, dataset) -> tuple[QueryData, np.ndarray | None]:
+        """Labels, query offsets and per-document weights of an ``lgb.Dataset`` or ``xgb.DMatrix``."""
+        kind = type(dataset).__module__.split(".")[0]
+        if kind == "lightgbm":
+            boundaries = dataset.get_field("group")
+            labels = dataset.get_label()
+            weights = dataset.get_weight()
+            hint = "build the lgb.Dataset with group=<query sizes>"
+        elif kind == "xgboost":
+            boundaries = dataset.get_uint_info("group_ptr")
+            labels = dataset.get_label()
+            weights = dataset.get_weight()
+            hint = "build the xgb.DMatrix with qid=... or call set_group(<query sizes>)"
+        else:
+            raise TypeError(f"{type(self).__name__} is called by LightGBM or XGBoost with (preds, dataset); "
+                            f"got a {type(dataset).__name__}. For arrays use .gradients(scores, labels, offsets)")
+        if boundaries is None or len(boundaries) == 0:
+            raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: {hint}")
+        n_docs = len(labels)
+        memo = self._dataset_memo.get(dataset)
+        if memo is not None and memo.n_docs == n_docs and np.array_equal(memo.offsets, boundaries):
+            query_data = memo
+        else:
+            query_data = QueryData.from_arrays(labels, boundaries)
+            self._dataset_memo[dataset] = query_data
+        if weights is not None and len(weights) != 0:
+            if kind == "xgboost":  # one weight per query
+                weights = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(query_data.offsets))
+            weights = _as_weights(weights, n_docs)
+        else:
+            weights = None
+        return query_data, weights
+
+    def __deepcopy__(self, memo):
+        # lgb.train deep-copies params; the copy starts with fresh caches (states are rebuilt on demand).
+        clone = type(self)(**self._params())
+        memo[id(self)] = clone
+        return clone
+
+    def __getstate__(self):
+        return {"params": self._params()}
+
+    def __setstate__(self, state):
+        self.__init__(**state["params"])
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _as_weights(weight, n_docs: int) -> np.ndarray | None:
+    if weight is None:
+        return None
+    weight = np.asarray(weight, dtype=np.float32)
+    if weight.shape != (n_docs,):
+        raise ValueError(f"weights: expected {n_docs} per-document weights, got shape {weight.shape}")
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError("weights must be finite and non-negative")
+    return weight

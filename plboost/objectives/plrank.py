@@ -1,0 +1,463 @@
+"""PLRank: the Plackett-Luce (ListMLE) loss on the top K of sampled ground-truth permutations.
+
+Xia, Zhai and Wang, "Plackett-Luce model for learning-to-rank task", arXiv:1909.06722 (2019); the
+listwise likelihood itself is ListMLE (Xia, Liu, Wang, Zhang and Li, ICML 2008).
+
+For one query with scores ``s`` and integer labels ``y``, M ground-truth permutations are drawn once per
+dataset: the documents are shuffled uniformly at random and then stable-sorted by label, descending, so
+ties among equal labels are broken at random, independently per permutation. The loss of a permutation
+``pi`` truncated to its top K positions is
+
+.. math::
+
+    L_\\pi = \\sum_{j=1}^{\\min(K, n)} \\Big[\\log \\sum_{t \\ge j} e^{s_{\\pi(t)}} - s_{\\pi(j)}\\Big],
+
+and the query's loss is the MEAN of ``L_pi`` over its M permutations, so that the learning rate and the
+regularisation keep their meaning when M changes. With contexts ``C_j = {pi(j), ..., pi(n)}`` and
+``p(d|C) = e^{s_d} / sum_{c in C} e^{s_c}``, the gradient and diagonal hessian of ``L_pi`` are
+
+.. math::
+
+    g_d = \\sum_{C_j \\ni d,\\ j \\le K} p(d|C_j) - [d \\in \\pi(1..K)], \\qquad
+    h_d = \\sum_{C_j \\ni d,\\ j \\le K} p(d|C_j)\\,(1 - p(d|C_j)).
+
+How the kernel computes them in O(n + M K) per query:
+
+* A document outside the top K of every permutation (most documents, when K is small) lies in every
+  context, so its gradient is ``e^{s_d}`` times one number per query; only the at most ``M K`` documents
+  that some permutation puts in its top K need per-permutation work.
+* Everything is in log space: ``l_j = log Z_j`` (the log-normaliser of context j) is a suffix
+  log-sum-exp, and prefix sums of ``1/Z_j`` and ``1/Z_j^2`` are carried rescaled by the deepest context a
+  document reaches, so every exponent is <= 0 and scores of any magnitude give finite results.
+* Compressed contexts: context j of a permutation is determined by the SET of its first j - 1
+  documents, so permutations that agree on that set share the context (the document chosen in it may
+  differ). Each distinct context is stored once with its multiplicity and its log-normaliser is computed
+  once; :attr:`PLRankState.compression_ratio` reports (distinct contexts) / (M * min(K, n)) summed over
+  the queries trained on. The result equals the uncompressed computation up to rounding.
+
+Queries whose labels are all equal carry no ranking information; by default their gradients are 0 (as in
+LightGBM's ``lambdarank``), with hessians at the floor.
+
+Random tie-breaking draws from a stream keyed by the seed and the query's own labels (see
+:mod:`plboost._random`), so a query gets the same permutations whatever dataset, fold or partition it is
+in. Two queries with identical label vectors get identical tie-breaking; each is still uniform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import prange
+
+from .._jit import kernel
+from .._random import query_stream_key, uniform
+from .._queries import check_scores
+from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+
+
+# --------------------------------------------------------------------------------------------------
+# Sampling the permutations and their contexts (once per dataset)
+
+@kernel(parallel=True)
+def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, compress,
+                         top_docs, ctx_owner, ctx_mult, top_union, union_size):
+    """Draw each query's permutations, keep their top k, and find the distinct contexts.
+
+    Per query the outputs use a block of ``n_perm * k`` entries starting at ``top_start[q]``, entry
+    ``p * k + j`` standing for position j of permutation p: ``top_docs`` (the document chosen there, as an
+    index within the query), ``ctx_owner`` (the entry that owns the context, the first permutation with
+    the same set of j chosen documents), ``ctx_mult`` (at an owner, how many permutations share it; 0
+    elsewhere). ``top_union`` receives, in order of first appearance, the documents that are in the top
+    k of some permutation, and ``union_size[q]`` their number.
+    """
+    for q in prange(offsets.shape[0] - 1):
+        k = top_k_of[q]
+        union_size[q] = 0
+        if k == 0:
+            continue
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        block = top_start[q]
+        key = query_stream_key(seed, labels, lo, lo + n)
+        position = np.full((n_perm, n), k, dtype=np.int64)  # k stands for "after the top k"
+        draws = np.empty(n)
+        neg_labels = np.empty(n)
+        for p in range(n_perm):
+            for i in range(n):
+                draws[i] = uniform(key, p * n + i)
+            shuffled = np.argsort(draws)
+            for i in range(n):
+                neg_labels[i] = -labels[lo + shuffled[i]]
+            by_label = np.argsort(neg_labels, kind="mergesort")
+            for j in range(k):
+                doc = shuffled[by_label[j]]
+                top_docs[block + p * k + j] = doc
+                position[p, doc] = j
+
+        in_union = np.zeros(n, dtype=np.bool_)
+        m = 0
+        for e in range(n_perm * k):
+            doc = top_docs[block + e]
+            if not in_union[doc]:
+                in_union[doc] = True
+                top_union[block + m] = doc
+                m += 1
+        union_size[q] = m
+
+        for e in range(n_perm * k):
+            ctx_owner[block + e] = e
+            ctx_mult[block + e] = 1
+        if not compress:
+            continue
+        # shared[a, b] = |{first j of permutation a} & {first j of permutation b}|; equal sets iff == j
+        shared = np.zeros((n_perm, n_perm), dtype=np.int64)
+        for j in range(k):
+            for p in range(1, n_perm):
+                for r in range(p):
+                    if shared[r, p] == j:
+                        owner = ctx_owner[block + r * k + j]
+                        ctx_owner[block + p * k + j] = owner
+                        ctx_mult[block + owner] += 1
+                        ctx_mult[block + p * k + j] = 0
+                        break
+            for p in range(1, n_perm):
+                a = top_docs[block + p * k + j]
+                for r in range(p):
+                    b = top_docs[block + r * k + j]
+                    shared[r, p] += (np.int64(position[r, a] <= j) + np.int64(position[p, b] <= j)
+                                     - np.int64(a == b))
+
+
+@kernel(parallel=True)
+def _index_top_union(offsets, top_k_of, top_start, top_docs, n_perm, top_union, union_start,
+                     union_docs, union_position, in_top):
+    """Compact the per-query top-k unions and tabulate each member's position in every permutation.
+
+    ``union_position[(union_start[q] + t) * n_perm + p]`` is the position of union member t in
+    permutation p, or k when it is not in that permutation's top k. ``in_top`` flags those documents.
+    """
+    for q in prange(offsets.shape[0] - 1):
+        k = top_k_of[q]
+        lo = offsets[q]
+        n = offsets[q + 1] - lo
+        for i in range(lo, lo + n):
+            in_top[i] = False
+        if k == 0:
+            continue
+        block = top_start[q]
+        first = union_start[q]
+        member_of = np.full(n, -1, dtype=np.int64)
+        for t in range(union_start[q + 1] - first):
+            doc = top_union[block + t]
+            union_docs[first + t] = doc
+            member_of[doc] = t
+            in_top[lo + doc] = True
+            for p in range(n_perm):
+                union_position[(first + t) * n_perm + p] = k
+        for p in range(n_perm):
+            for j in range(k):
+                t = member_of[top_docs[block + p * k + j]]
+                union_position[(first + t) * n_perm + p] = j
+
+
+# --------------------------------------------------------------------------------------------------
+# Gradient, hessian and loss (every boosting iteration)
+
+@kernel
+def _logaddexp(a, b):
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@kernel
+def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
+                             union_docs, union_position, in_top, n_perm, log_z, outside):
+    """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
+
+    Documents outside every top k are summed once: their log-sum-exp ``log_z_rest`` is shared by all
+    permutations' deepest contexts. ``outside[i]`` receives ``exp(s_i - max_rest)`` for those documents;
+    the function returns ``max_rest`` (-inf when there are none).
+    """
+    lo = offsets[q]
+    hi = offsets[q + 1]
+    k = top_k_of[q]
+    block = top_start[q]
+    first = union_start[q]
+    size = union_start[q + 1] - first
+
+    max_rest = -np.inf
+    for i in range(lo, hi):
+        if not in_top[i] and scores[i] > max_rest:
+            max_rest = scores[i]
+    log_z_rest = -np.inf
+    if max_rest > -np.inf:
+        total = 0.0
+        for i in range(lo, hi):
+            if not in_top[i]:
+                e = np.exp(scores[i] - max_rest)
+                outside[i] = e
+                total += e
+        log_z_rest = max_rest + np.log(total)
+
+    for j in range(k - 1, -1, -1):
+        for p in range(n_perm):
+            e = p * k + j
+            if ctx_owner[block + e] != e:
+                continue
+            if j == k - 1:
+                # the documents after this permutation's top k: the rest plus union members it skipped
+                below = log_z_rest
+                for t in range(size):
+                    if union_position[(first + t) * n_perm + p] == k:
+                        below = _logaddexp(below, scores[lo + union_docs[first + t]])
+            else:
+                below = log_z[block + ctx_owner[block + e + 1]]
+            log_z[block + e] = _logaddexp(below, scores[lo + top_docs[block + e]])
+    return max_rest
+
+
+@kernel(parallel=True)
+def _plrank_gradients(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start, union_docs,
+                      union_position, in_top, n_perm, hessian_floor, outside, grad, hess):
+    """Fill ``grad`` and ``hess`` (the mean over permutations) for every query, in parallel."""
+    n_entries = top_start[-1]
+    log_z = np.empty(n_entries)
+    chain_log_z = np.empty(n_entries)
+    chain_a = np.empty(n_entries)
+    chain_b = np.empty(n_entries)
+    for q in prange(offsets.shape[0] - 1):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        k = top_k_of[q]
+        if k == 0:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = hessian_floor
+            continue
+        block = top_start[q]
+        max_rest = _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner,
+                                            union_start, union_docs, union_position, in_top, n_perm,
+                                            log_z, outside)
+        # Along each permutation: a_j = sum_{i<=j} exp(l_j - l_i), b_j likewise with 2 (l_j - l_i), so
+        # that e^{s_d} sum_{i<=j} 1/Z_i = exp(s_d - l_j) a_j with every exponent <= 0.
+        for p in range(n_perm):
+            a = 0.0
+            b = 0.0
+            previous = 0.0
+            for j in range(k):
+                e = block + p * k + j
+                current = log_z[block + ctx_owner[e]]
+                ratio = np.exp(current - previous) if j > 0 else 0.0
+                a = 1.0 + a * ratio
+                b = 1.0 + b * ratio * ratio
+                chain_log_z[e] = current
+                chain_a[e] = a
+                chain_b[e] = b
+                previous = current
+
+        if max_rest > -np.inf:
+            # Documents outside every top k are in all contexts: g = x c1, h = x c1 - x^2 c2.
+            deepest = np.inf
+            for p in range(n_perm):
+                deepest = min(deepest, chain_log_z[block + p * k + k - 1])
+            c1 = 0.0
+            c2 = 0.0
+            for p in range(n_perm):
+                e = block + p * k + k - 1
+                r = np.exp(deepest - chain_log_z[e])
+                c1 += r * chain_a[e]
+                c2 += r * r * chain_b[e]
+            c1 /= n_perm
+            c2 /= n_perm
+            scale = np.exp(max_rest - deepest)
+            for i in range(lo, hi):
+                if not in_top[i]:
+                    x = outside[i] * scale
+                    grad[i] = x * c1
+                    hess[i] = max(x * c1 - x * x * c2, hessian_floor)
+
+        first = union_start[q]
+        for t in range(union_start[q + 1] - first):
+            i = lo + union_docs[first + t]
+            g = 0.0
+            h = 0.0
+            chosen = 0
+            for p in range(n_perm):
+                j = union_position[(first + t) * n_perm + p]
+                if j < k:
+                    chosen += 1
+                else:
+                    j = k - 1
+                e = block + p * k + j
+                x = np.exp(scores[i] - chain_log_z[e])
+                g += x * chain_a[e]
+                h += x * chain_a[e] - x * x * chain_b[e]
+            grad[i] = (g - chosen) / n_perm
+            hess[i] = max(h / n_perm, hessian_floor)
+
+
+@kernel(parallel=True)
+def _plrank_losses(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
+                   union_docs, union_position, in_top, n_perm, outside):
+    """Per-query loss: the mean over permutations of the truncated PL negative log-likelihood."""
+    n_queries = offsets.shape[0] - 1
+    losses = np.zeros(n_queries)
+    log_z = np.empty(top_start[-1])
+    for q in prange(n_queries):
+        k = top_k_of[q]
+        if k == 0:
+            continue
+        _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
+                                 union_docs, union_position, in_top, n_perm, log_z, outside)
+        block = top_start[q]
+        total = 0.0
+        for e in range(n_perm * k):
+            total += ctx_mult[block + e] * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
+            total -= scores[offsets[q] + top_docs[block + e]]
+        losses[q] = total / n_perm
+    return losses
+
+
+# --------------------------------------------------------------------------------------------------
+# The objective
+
+@dataclass(eq=False)
+class PLRankState:
+    """Sampled top-k permutations of one dataset and their (compressed) contexts.
+
+    Per query q with ``k = top_k_of[q]`` (0 for queries left out), entries ``top_start[q] + p * k + j``
+    describe position j of permutation p. ``compression_ratio`` is (distinct contexts) / (contexts).
+    """
+
+    offsets: np.ndarray
+    n_permutations: int
+    top_k_of: np.ndarray
+    top_start: np.ndarray
+    top_docs: np.ndarray
+    ctx_owner: np.ndarray
+    ctx_mult: np.ndarray
+    union_start: np.ndarray
+    union_docs: np.ndarray
+    union_position: np.ndarray
+    in_top: np.ndarray
+    _outside: np.ndarray = field(repr=False)
+
+    @property
+    def n_contexts(self) -> int:
+        """Contexts of all permutations: sum over queries of M * min(K, n)."""
+        return int(self.top_start[-1])
+
+    @property
+    def n_distinct_contexts(self) -> int:
+        return int(np.count_nonzero(self.ctx_mult))
+
+    @property
+    def compression_ratio(self) -> float:
+        """Distinct contexts over all contexts (1.0 without compression or with one permutation)."""
+        return self.n_distinct_contexts / self.n_contexts if self.n_contexts else 1.0
+
+    def permutation_top(self, query: int, permutation: int) -> np.ndarray:
+        """The top-k documents of one sampled permutation, as indices within the query."""
+        k = int(self.top_k_of[query])
+        start = int(self.top_start[query]) + permutation * k
+        return self.top_docs[start:start + k].copy()
+
+
+class PLRank(RankingObjective):
+    """Plackett-Luce (ListMLE) loss on the top K of sampled ground-truth permutations.
+
+    Parameters
+    ----------
+    top_k : int or None, default 10
+        Positions of each permutation that enter the loss (the paper's K). None: the whole list.
+    n_permutations : int, default 1
+        Ground-truth permutations sampled per query (the paper's "obj"; it recommends 3).
+    seed : int, default 0
+        Seed of the random tie-breaking; the same seed gives the same permutations.
+    skip_uniform_queries : bool, default True
+        Give queries whose labels are all equal zero gradients (they carry no ranking information).
+    compress_contexts : bool, default True
+        Store contexts shared by several permutations once (same results, less work).
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> obj = PLRank(top_k=2, n_permutations=3, seed=0)
+    >>> grad, hess = obj.gradients(np.zeros(4), np.array([2, 1, 0, 0]), np.array([0, 4]))
+    >>> float(abs(grad.sum())) < 1e-6, bool(grad[0] < 0 < grad[3])
+    (True, True)
+    """
+
+    name = "plrank"
+
+    def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
+                 skip_uniform_queries: bool = True, compress_contexts: bool = True,
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        super().__init__(hessian_floor=hessian_floor)
+        if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
+            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
+        if isinstance(n_permutations, bool) or int(n_permutations) != n_permutations or n_permutations < 1:
+            raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+        if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2 ** 63:
+            raise ValueError(f"seed must be a non-negative integer below 2**63, got {seed!r}")
+        self.top_k = None if top_k is None else int(top_k)
+        self.n_permutations = int(n_permutations)
+        self.seed = int(seed)
+        self.skip_uniform_queries = bool(skip_uniform_queries)
+        self.compress_contexts = bool(compress_contexts)
+
+    def _params(self) -> dict:
+        return {"top_k": self.top_k, "n_permutations": self.n_permutations, "seed": self.seed,
+                "skip_uniform_queries": self.skip_uniform_queries,
+                "compress_contexts": self.compress_contexts, "hessian_floor": self.hessian_floor}
+
+    def _prepare(self, data: QueryData) -> PLRankState:
+        labels, offsets = data.labels, data.offsets
+        sizes = np.diff(offsets)
+        top_k_of = sizes if self.top_k is None else np.minimum(sizes, self.top_k)
+        if self.skip_uniform_queries:
+            uniform = np.maximum.reduceat(labels, offsets[:-1]) == np.minimum.reduceat(labels, offsets[:-1])
+            top_k_of = np.where(uniform, 0, top_k_of)
+        top_k_of = top_k_of.astype(np.int64)
+        m = self.n_permutations
+        top_start = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(m * top_k_of, out=top_start[1:])
+        n_entries = int(top_start[-1])
+        top_docs = np.empty(n_entries, dtype=np.int32)
+        ctx_owner = np.empty(n_entries, dtype=np.int32)
+        ctx_mult = np.empty(n_entries, dtype=np.int32)
+        top_union = np.empty(n_entries, dtype=np.int32)
+        union_size = np.empty(sizes.size, dtype=np.int64)
+        _sample_top_contexts(labels, offsets, top_k_of, top_start, m, np.uint64(self.seed),
+                             self.compress_contexts, top_docs, ctx_owner, ctx_mult, top_union, union_size)
+        union_start = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(union_size, out=union_start[1:])
+        union_docs = np.empty(int(union_start[-1]), dtype=np.int32)
+        union_position = np.empty(int(union_start[-1]) * m, dtype=np.int32)
+        in_top = np.empty(data.n_docs, dtype=np.bool_)
+        _index_top_union(offsets, top_k_of, top_start, top_docs, m, top_union, union_start, union_docs,
+                         union_position, in_top)
+        return PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
+                           union_docs, union_position, in_top, np.empty(data.n_docs))
+
+    def _gradients(self, scores, data, state: PLRankState, grad, hess) -> None:
+        _plrank_gradients(scores, state.offsets, state.top_k_of, state.top_start, state.top_docs,
+                          state.ctx_owner, state.union_start, state.union_docs, state.union_position,
+                          state.in_top, state.n_permutations, self.hessian_floor, state._outside, grad, hess)
+
+    def losses(self, scores, labels, offsets) -> np.ndarray:
+        """Per-query loss (mean over permutations of the truncated PL negative log-likelihood)."""
+        data = QueryData.from_arrays(labels, offsets)
+        state = self._state_for(data)
+        scores = check_scores(scores, data.n_docs, name="PLRank scores")
+        return _plrank_losses(scores, state.offsets, state.top_k_of, state.top_start, state.top_docs,
+                              state.ctx_owner, state.ctx_mult, state.union_start, state.union_docs,
+                              state.union_position, state.in_top, state.n_permutations, state._outside)

@@ -1,0 +1,254 @@
+"""PLRank against a slow, plainly written reference: the loss, its finite differences, its permutations."""
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+from plboost.objectives import PLRank
+
+mpmath.mp.dps = 40
+
+
+def reference_loss(scores, top_lists):
+    """Mean over permutations of the truncated PL negative log-likelihood, in high precision.
+
+    ``top_lists[p]`` is the top-k of permutation p; the context at each step is every document not
+    chosen before it (the order of the documents after the top k does not matter).
+    """
+    total = mpmath.mpf(0)
+    for top in top_lists:
+        remaining = list(range(len(scores)))
+        for doc in top:
+            total += mpmath.log(mpmath.fsum(mpmath.exp(scores[d]) for d in remaining)) - scores[doc]
+            remaining.remove(doc)
+    return total / len(top_lists)
+
+
+def finite_differences(scores, top_lists, step=mpmath.mpf("1e-12")):
+    """Central first and second differences of the reference loss, one coordinate at a time."""
+    base = [mpmath.mpf(float(s)) for s in scores]
+    center = reference_loss(base, top_lists)
+    grad, hess = [], []
+    for i in range(len(base)):
+        up, down = list(base), list(base)
+        up[i] += step
+        down[i] -= step
+        loss_up, loss_down = reference_loss(up, top_lists), reference_loss(down, top_lists)
+        grad.append(float((loss_up - loss_down) / (2 * step)))
+        hess.append(float((loss_up - 2 * center + loss_down) / step ** 2))
+    return np.array(grad), np.array(hess)
+
+
+def random_query(rng, n, scale):
+    labels = rng.integers(0, 3 if n < 8 else 5, size=n).astype(float)  # small label range: many ties
+    scores = rng.normal(scale=scale, size=n)
+    return scores, labels
+
+
+def tops_of(state, query, n_permutations):
+    return [state.permutation_top(query, p).tolist() for p in range(n_permutations)]
+
+
+CASES = [  # (documents, top_k, permutations, score scale)
+    (1, 10, 1, 1.0), (2, 1, 2, 1.0), (3, None, 3, 1.0), (5, 3, 2, 10.0), (7, 10, 3, 1.0),
+    (12, 5, 3, 1e4), (20, 10, 1, 3.0), (33, None, 2, 1.0), (45, 10, 3, 1e4), (60, 10, 2, 1.0),
+    (60, 60, 1, 30.0),
+]
+
+
+@pytest.mark.parametrize("compress", [True, False])
+@pytest.mark.parametrize("n, top_k, n_perm, scale", CASES)
+def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, compress):
+    rng = np.random.default_rng([n, n_perm, int(scale)])
+    scores, labels = random_query(rng, n, scale)
+    labels[0] = labels.max() + 1  # at least two distinct labels, so the query is not skipped
+    obj = PLRank(top_k=top_k, n_permutations=n_perm, seed=7, compress_contexts=compress)
+    offsets = np.array([0, n])
+    grad, hess = obj.gradients(scores, labels, offsets)
+    tops = tops_of(obj.state(labels, offsets), 0, n_perm)
+    fd_grad, fd_hess = finite_differences(scores, tops)
+
+    assert grad.dtype == np.float32 and hess.dtype == np.float32
+    assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hess, np.maximum(fd_hess, obj.hessian_floor), rtol=1e-5, atol=1e-6)
+    assert abs(float(grad.astype(np.float64).sum())) < 1e-5
+    loss = obj.losses(scores, labels, offsets)[0]
+    assert loss == pytest.approx(float(reference_loss([mpmath.mpf(float(s)) for s in scores], tops)),
+                                 rel=1e-12, abs=1e-9)
+
+
+def test_permutations_are_label_sorted_top_k_with_random_ties():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 40, size=50)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = rng.integers(0, 4, size=offsets[-1]).astype(float)
+    obj = PLRank(top_k=8, n_permutations=4, seed=3, skip_uniform_queries=False)
+    state = obj.state(labels, offsets)
+    for q in range(len(sizes)):
+        query_labels = labels[offsets[q]:offsets[q + 1]]
+        k = min(8, sizes[q])
+        for p in range(4):
+            top = state.permutation_top(q, p)
+            assert len(top) == k and len(set(top.tolist())) == k
+            chosen = query_labels[top]
+            assert np.all(np.diff(chosen) <= 0)  # labels descending
+            np.testing.assert_array_equal(chosen, np.sort(query_labels)[::-1][:k])  # the k best labels
+
+
+def test_same_seed_same_permutations_and_other_seed_differs():
+    rng = np.random.default_rng(1)
+    offsets = np.array([0, 30, 70, 100])
+    labels = rng.integers(0, 2, size=100).astype(float)
+    tops = {}
+    for seed in (5, 5, 6):
+        state = PLRank(top_k=10, n_permutations=3, seed=seed).state(labels, offsets)
+        tops.setdefault(seed, []).append(state.top_docs.copy())
+    np.testing.assert_array_equal(tops[5][0], tops[5][1])
+    assert not np.array_equal(tops[5][0], tops[6][0])
+
+
+def test_a_query_gets_the_same_permutations_wherever_it_sits():
+    """Draws are keyed to the query's content, not its position: reordering queries changes nothing."""
+    rng = np.random.default_rng(2)
+    sizes = np.array([12, 25, 7, 40])
+    labels = rng.integers(0, 3, size=sizes.sum()).astype(float)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    order = [2, 0, 3, 1]
+    moved_labels = np.concatenate([labels[offsets[q]:offsets[q + 1]] for q in order])
+    moved_offsets = np.r_[0, np.cumsum(sizes[order])]
+    obj = PLRank(top_k=5, n_permutations=2, seed=11)
+    state, moved = obj.state(labels, offsets), obj.state(moved_labels, moved_offsets)
+    for new_position, q in enumerate(order):
+        for p in range(2):
+            np.testing.assert_array_equal(state.permutation_top(q, p), moved.permutation_top(new_position, p))
+
+
+def test_ties_are_broken_uniformly():
+    """Orders of a group of four tied documents, over many sampled permutations: a chi-square test."""
+    labels = np.array([1.0, 1.0, 1.0, 1.0, 2.0, 0.0])
+    n_perm = 4800
+    state = PLRank(top_k=None, n_permutations=n_perm, seed=2024).state(labels, np.array([0, 6]))
+    orders = list(itertools.permutations([0, 1, 2, 3]))
+    counts = dict.fromkeys(orders, 0)
+    for p in range(n_perm):
+        top = state.permutation_top(0, p)
+        assert top[0] == 4 and top[-1] == 5
+        counts[tuple(top[1:5].tolist())] += 1
+    observed = np.array(list(counts.values()))
+    assert observed.sum() == n_perm
+    p_value = stats.chisquare(observed).pvalue
+    assert p_value > 1e-3, (p_value, observed)
+    # and the first tied position alone is uniform over the four documents
+    first = np.bincount([state.permutation_top(0, p)[1] for p in range(n_perm)], minlength=4)[:4]
+    assert stats.chisquare(first).pvalue > 1e-3
+
+
+def test_gradients_sum_to_zero_per_query_and_are_finite_for_extreme_scores():
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 80, size=200)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = rng.integers(0, 5, size=offsets[-1]).astype(float)
+    for scale in (1e-3, 1.0, 1e2, 1e4):
+        scores = rng.normal(scale=scale, size=offsets[-1])
+        scores[::7] = scale * 3  # ties in the scores too
+        for top_k, n_perm in ((10, 3), (None, 1), (1, 2)):
+            grad, hess = PLRank(top_k=top_k, n_permutations=n_perm).gradients(scores, labels, offsets)
+            assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
+            assert np.all(hess >= 1e-6)
+            sums = np.add.reduceat(grad.astype(np.float64), offsets[:-1])
+            assert np.max(np.abs(sums)) < 1e-5 * np.maximum(1, sizes).max()
+
+
+def test_compressed_equals_uncompressed():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 60, size=300)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = rng.integers(0, 3, size=offsets[-1]).astype(float)
+    scores = rng.normal(scale=5, size=offsets[-1])
+    kwargs = dict(top_k=10, n_permutations=6, seed=9)
+    compressed, plain = PLRank(**kwargs), PLRank(compress_contexts=False, **kwargs)
+    state = compressed.state(labels, offsets)
+    assert state.compression_ratio < 0.9  # with 6 permutations and many ties, contexts are shared
+    assert plain.state(labels, offsets).compression_ratio == 1.0
+    for a, b in zip(compressed.gradients(scores, labels, offsets), plain.gradients(scores, labels, offsets)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(compressed.losses(scores, labels, offsets), plain.losses(scores, labels, offsets),
+                               rtol=1e-12, atol=1e-10)
+
+
+def test_compression_ratio_counts_distinct_context_sets():
+    """The ratio equals the number of distinct (position, set of documents chosen before) pairs."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(2, 30, size=40)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = rng.integers(0, 3, size=offsets[-1]).astype(float)
+    n_perm, top_k = 3, 6
+    state = PLRank(top_k=top_k, n_permutations=n_perm, seed=1).state(labels, offsets)
+    distinct = total = 0
+    for q in range(len(sizes)):
+        if state.top_k_of[q] == 0:
+            continue
+        tops = tops_of(state, q, n_perm)
+        k = len(tops[0])
+        distinct += sum(len({frozenset(top[:j]) for top in tops}) for j in range(k))
+        total += n_perm * k
+    assert state.n_distinct_contexts == distinct
+    assert state.compression_ratio == pytest.approx(distinct / total)
+    assert PLRank(top_k=top_k, n_permutations=1).state(labels, offsets).compression_ratio == 1.0
+
+
+def test_uniform_queries_are_skipped_unless_asked():
+    labels = np.array([1.0, 1.0, 1.0, 0.0, 2.0, 1.0])
+    offsets = np.array([0, 3, 6])
+    scores = np.array([0.3, -1.0, 2.0, 0.1, 0.2, 0.3])
+    grad, hess = PLRank(top_k=2).gradients(scores, labels, offsets)
+    assert np.all(grad[:3] == 0) and np.all(hess[:3] == np.float32(1e-6))
+    assert np.any(grad[3:] != 0)
+    grad, _ = PLRank(top_k=2, skip_uniform_queries=False).gradients(scores, labels, offsets)
+    assert np.any(grad[:3] != 0)
+    assert abs(float(grad[:3].sum())) < 1e-6
+
+
+def test_single_document_queries_give_zero_gradient():
+    grad, hess = PLRank(skip_uniform_queries=False).gradients(np.array([3.0, -2.0]), np.array([1.0, 0.0]),
+                                                              np.array([0, 1, 2]))
+    np.testing.assert_array_equal(grad, [0.0, 0.0])
+    np.testing.assert_array_equal(hess, np.float32([1e-6, 1e-6]))
+
+
+def test_loss_falls_along_the_negative_gradient():
+    rng = np.random.default_rng(6)
+    offsets = np.array([0, 50, 90])
+    labels = rng.integers(0, 5, size=90).astype(float)
+    scores = rng.normal(size=90)
+    obj = PLRank(top_k=10, n_permutations=3)
+    grad, _ = obj.gradients(scores, labels, offsets)
+    before = obj.losses(scores, labels, offsets).sum()
+    after = obj.losses(scores - 1e-3 * grad, labels, offsets).sum()
+    assert after < before
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"top_k": 0}, "top_k"), ({"top_k": 2.5}, "top_k"), ({"n_permutations": 0}, "n_permutations"),
+    ({"seed": -1}, "seed"), ({"hessian_floor": 0.0}, "hessian_floor"), ({"hessian_floor": float("nan")}, "hessian_floor"),
+])
+def test_bad_parameters_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PLRank(**kwargs)
+
+
+def test_bad_arrays_are_refused():
+    obj = PLRank()
+    with pytest.raises(ValueError, match="expected 3 scores"):
+        obj.gradients(np.zeros(4), np.zeros(3), np.array([0, 3]))
+    with pytest.raises(ValueError, match="end at 2 but there are 3"):
+        obj.gradients(np.zeros(3), np.zeros(3), np.array([0, 2]))
+    with pytest.raises(ValueError, match="not a whole number"):
+        obj.gradients(np.zeros(3), np.array([0, 0.5, 1]), np.array([0, 3]))
+    with pytest.raises(ValueError, match="negative"):
+        obj.gradients(np.zeros(3), np.array([0, -1, 1]), np.array([0, 3]))
