@@ -16,14 +16,15 @@ belongs to (labels and query boundaries), never by object identity or by the ord
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._jit import kernel
 from .._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
+from .._random import splitmix64
 
 #: Hessians below this are raised to it before they reach an engine (see ``RankingObjective``).
 DEFAULT_HESSIAN_FLOOR = 1e-6
@@ -41,14 +42,31 @@ class QueryData:
     def from_arrays(cls, labels, offsets) -> "QueryData":
         labels = check_labels(labels, max_label=None)
         offsets = offsets_from_boundaries(offsets, labels.shape[0], name="query offsets")
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(np.ascontiguousarray(labels).view(np.uint8))
-        digest.update(np.ascontiguousarray(offsets).view(np.uint8))
-        return cls(labels, offsets, digest.hexdigest())
+        return cls(labels, offsets, f"{_fingerprint(labels, offsets, 1):016x}{_fingerprint(labels, offsets, 2):016x}")
 
     @property
     def n_docs(self) -> int:
         return int(self.labels.shape[0])
+
+
+_POSITION = np.uint64(0xD1B54A32D192ED03)  # odd multipliers that spread position and value over 64 bits
+_VALUE = np.uint64(0xAEF17502108EF2D9)
+
+
+@kernel
+def _fingerprint(labels, offsets, seed):
+    """A 64-bit hash of labels and query offsets: a sum of SplitMix64 of (seed, position, value).
+
+    The terms are independent, so the loop vectorises; the position in each term makes it order-sensitive.
+    """
+    key = splitmix64(np.uint64(seed))
+    total = np.uint64(0)
+    for i in range(offsets.shape[0]):
+        total += splitmix64(key + np.uint64(i) * _POSITION + np.uint64(offsets[i]) * _VALUE)
+    key = splitmix64(key)
+    for i in range(labels.shape[0]):
+        total += splitmix64(key + np.uint64(i) * _POSITION + np.uint64(np.int64(labels[i])) * _VALUE)
+    return splitmix64(total)
 
 
 class RankingObjective:
@@ -77,7 +95,7 @@ class RankingObjective:
             raise ValueError(f"hessian_floor must be a positive finite number, got {hessian_floor!r}")
         self.hessian_floor = hessian_floor
         self._states: OrderedDict[str, object] = OrderedDict()
-        self._dataset_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._memo: dict[int, tuple[weakref.ref, QueryData]] = {}
 
     # ----------------------------------------------------------------------------------------------
     # what a subclass provides
@@ -149,7 +167,7 @@ class RankingObjective:
             if group is None:
                 raise ValueError(f"{objective!r} needs query groups: call LGBMRanker.fit(X, y, group=...)")
             offsets = offsets_from_sizes(group, len(y_true), name="group")
-            data = QueryData.from_arrays(y_true, offsets)
+            data = objective._memoized(y_true, offsets, lambda: QueryData.from_arrays(y_true, offsets))
             return objective._compute(y_pred, data, _as_weights(weight, data.n_docs))
 
         plboost_objective.__qualname__ = f"{type(self).__name__}.sklearn"
@@ -174,12 +192,7 @@ class RankingObjective:
         if boundaries is None or len(boundaries) == 0:
             raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: {hint}")
         n_docs = len(labels)
-        memo = self._dataset_memo.get(dataset)
-        if memo is not None and memo.n_docs == n_docs and np.array_equal(memo.offsets, boundaries):
-            query_data = memo
-        else:
-            query_data = QueryData.from_arrays(labels, boundaries)
-            self._dataset_memo[dataset] = query_data
+        query_data = self._memoized(dataset, boundaries, lambda: QueryData.from_arrays(labels, boundaries))
         if weights is not None and len(weights) != 0:
             if kind == "xgboost":  # one weight per query
                 weights = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(query_data.offsets))
@@ -187,6 +200,20 @@ class RankingObjective:
         else:
             weights = None
         return query_data, weights
+
+    def _memoized(self, owner, boundaries, build) -> QueryData:
+        """The QueryData of ``owner`` (a dataset, or LightGBM's label array) when its query boundaries are
+        unchanged, else ``build()``. The engines pass the same object at every iteration, and checking
+        the boundaries is much cheaper than validating and fingerprinting the labels again."""
+        known = self._memo.get(id(owner))
+        if known is not None:
+            ref, query_data = known
+            if ref() is owner and np.array_equal(query_data.offsets, boundaries):
+                return query_data
+        query_data = build()
+        self._memo = {key: v for key, v in self._memo.items() if v[0]() is not None}
+        self._memo[id(owner)] = (weakref.ref(owner), query_data)
+        return query_data
 
     def __deepcopy__(self, memo):
         # lgb.train deep-copies params; the copy starts with fresh caches (states are rebuilt on demand).

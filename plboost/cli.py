@@ -1,0 +1,220 @@
+"""The ``plboost`` command: train, evaluate and demo.
+
+Examples::
+
+    plboost train --train Fold1/train.txt --valid Fold1/vali.txt --test Fold1/test.txt \\
+        --objective plrank --param top_k=10 --param n_permutations=3 --engine lightgbm --rounds 500 \\
+        --early-stopping 50 --save-model model.txt --out results.json
+    plboost train ... --objective lambdarank          # LightGBM's own, for comparison
+    plboost evaluate --model model.txt --data Fold1/test.txt
+    plboost demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from .engines import BUILTIN_OBJECTIVES, ENGINES
+from .objectives import OBJECTIVES
+
+def parse_assignment(text: str) -> tuple[str, object]:
+    """``"top_k=10"`` -> ``("top_k", 10)``; values are Python literals (``None``, ``true`` too) or strings."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    value = value.strip()
+    lowered = {"true": True, "false": False, "none": None, "null": None}
+    if value.lower() in lowered:
+        return key.strip(), lowered[value.lower()]
+    try:
+        return key.strip(), ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key.strip(), value
+
+
+def parse_cutoffs(text: str) -> tuple[int, ...]:
+    try:
+        cutoffs = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,3,5,10, got {text!r}") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise argparse.ArgumentTypeError(f"cut-offs must be positive integers, got {text!r}")
+    return cutoffs
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="plboost", description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"plboost {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    objectives = sorted(OBJECTIVES) + [name for names in BUILTIN_OBJECTIVES.values() for name in names]
+    train = commands.add_parser("train", help="train a ranker and report test metrics")
+    train.add_argument("--train", required=True, type=Path, help="training file (SVMlight/LETOR, .gz ok)")
+    train.add_argument("--valid", type=Path, help="validation file (early stopping)")
+    train.add_argument("--test", type=Path, help="test file (metrics); default: valid, else train")
+    train.add_argument("--objective", default="plrank",
+                       help=f"objective name: {', '.join(objectives)} (default plrank)")
+    train.add_argument("--param", action="append", type=parse_assignment, default=[], metavar="KEY=VALUE",
+                       help="objective parameter, repeatable (e.g. top_k=10, n_permutations=3)")
+    train.add_argument("--engine", choices=ENGINES, default="lightgbm")
+    train.add_argument("--rounds", type=_positive_int, default=100, help="boosting rounds (default 100)")
+    train.add_argument("--learning-rate", type=float, default=0.1)
+    train.add_argument("--num-leaves", type=_positive_int, default=31)
+    train.add_argument("--early-stopping", type=_positive_int, metavar="N",
+                       help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
+    train.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
+                       metavar="KEY=VALUE", help="raw engine parameter, repeatable (e.g. min_data_in_leaf=5)")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--save-model", type=Path, metavar="PATH", help="save the model (engine's own format)")
+    train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
+    _add_evaluation_options(train)
+    _add_common_options(train)
+
+    evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
+    evaluate.add_argument("--model", required=True, type=Path,
+                          help="LightGBM text model, or XGBoost .json/.ubj model")
+    evaluate.add_argument("--data", required=True, type=Path, help="SVMlight/LETOR file with qid or .query")
+    evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
+    _add_evaluation_options(evaluate)
+    _add_common_options(evaluate)
+
+    demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
+    demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
+    demo.add_argument("--rounds", type=_positive_int, default=150)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
+    _add_common_options(demo)
+    return parser
+
+
+def _add_evaluation_options(parser):
+    parser.add_argument("--eval-at", type=parse_cutoffs, default=(1, 3, 5, 10), metavar="K,K,...",
+                        help="NDCG/ERR cut-offs (default 1,3,5,10)")
+    parser.add_argument("--no-relevant", choices=("one", "zero", "exclude"), default="one",
+                        help="NDCG of queries without relevant documents: 1 (LightGBM), 0 (trec_eval), "
+                             "or left out (default one)")
+    parser.add_argument("--g-max", type=_positive_int, default=4, help="ERR's maximum grade (default 4)")
+
+
+def _add_common_options(parser):
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--no-cache", action="store_true", help="do not use or write the parsed-file cache")
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"train": _train, "evaluate": _evaluate, "demo": _demo}[args.command](args)
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        print(f"plboost {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _metric_columns(eval_at) -> list[str]:
+    return [f"NDCG@{k}" for k in eval_at] + [f"ERR@{k}" for k in eval_at] + ["ERR", "MAP"]
+
+
+def _print_result(result) -> None:
+    spec = result.spec
+    row = {"objective": spec.label, **result.metrics, "seconds": result.model.train_seconds,
+           "trees": result.model.trees_used}
+    from .experiment import format_table
+    print(f"{result.evaluated_on} metrics; {result.conventions}")
+    print(format_table([row], ["objective"] + _metric_columns(spec.eval_at) + ["seconds", "trees"]))
+
+
+def _train(args) -> int:
+    from .data import load_splits
+    from .experiment import RunSpec, run
+
+    spec = RunSpec(objective=args.objective, objective_params=dict(args.param), engine=args.engine,
+                   rounds=args.rounds, learning_rate=args.learning_rate, num_leaves=args.num_leaves,
+                   early_stopping=args.early_stopping, eval_at=args.eval_at,
+                   engine_params=dict(args.engine_param), seed=args.seed, no_relevant=args.no_relevant,
+                   g_max=args.g_max)
+    if spec.early_stopping and args.valid is None:
+        raise ValueError("--early-stopping needs --valid")
+    train, valid, test = load_splits(args.train, args.valid, args.test, cache=not args.no_cache,
+                                     progress=not args.quiet)
+    result = run(spec, train, valid, test, progress=not args.quiet)
+    _print_result(result)
+    if args.save_model:
+        result.model.save(args.save_model)
+    if args.out:
+        payload = result.to_dict()
+        payload["data"] = {name: str(path) for name, path in
+                           (("train", args.train), ("valid", args.valid), ("test", args.test)) if path}
+        args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .data import load_svmlight
+    from .engines import load_model
+    from .experiment import RunSpec, evaluate_scores, format_table
+
+    model = load_model(args.model)
+    data = load_svmlight(args.data, n_features=model.n_features, cache=not args.no_cache,
+                         progress=not args.quiet)
+    spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
+    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
+    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
+    print(format_table([{"model": args.model.name, **values}], ["model"] + _metric_columns(args.eval_at)))
+    if args.out:
+        args.out.write_text(json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
+                                        "conventions": conventions}, indent=2) + "\n")
+    return 0
+
+
+#: the configurations the demo trains: plboost objectives against LightGBM's lambdarank
+DEMO_CONFIGURATIONS = (
+    ("lambdarank", {}),
+    ("plrank", {"top_k": 10, "n_permutations": 1}),
+    ("plrank", {"top_k": 10, "n_permutations": 3}),
+)
+
+
+def _demo(args) -> int:
+    from .data import load_splits, write_synthetic_splits
+    from .experiment import RunSpec, format_table, run
+
+    with tempfile.TemporaryDirectory(prefix="plboost-demo-") as scratch:
+        directory = args.out or Path(scratch)
+        paths = write_synthetic_splits(directory, n_queries=(args.queries, args.queries // 3, args.queries // 3),
+                                       seed=args.seed)
+        train, valid, test = load_splits(paths["train"], paths["vali"], paths["test"], cache=False)
+        print(f"synthetic data in {directory}: {train.n_queries} / {valid.n_queries} / {test.n_queries} "
+              f"queries (train / valid / test), {train.n_features} features")
+        rows, conventions = [], ""
+        for objective, params in DEMO_CONFIGURATIONS:
+            spec = RunSpec(objective=objective, objective_params=params, rounds=args.rounds,
+                           learning_rate=0.1, num_leaves=31, early_stopping=30, seed=args.seed)
+            result = run(spec, train, valid, test, progress=not args.quiet)
+            conventions = result.conventions
+            rows.append({"objective": spec.label, **result.metrics, "seconds": result.model.train_seconds,
+                         "trees": result.model.trees_used})
+            if args.out:
+                result.save_json(Path(directory) / f"result-{len(rows)}.json")
+        print(f"test metrics, LightGBM, {args.rounds} rounds at most (early stopping on valid NDCG@10); "
+              f"{conventions}")
+        print(format_table(rows, ["objective", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "ERR",
+                                  "seconds", "trees"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

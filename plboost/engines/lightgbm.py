@@ -1,0 +1,68 @@
+"""Training a LightGBM ranker with a plboost or built-in objective."""
+
+from __future__ import annotations
+
+import time
+
+import lightgbm as lgb
+
+from . import TrainedModel, describe_objective
+from ._progress import RoundProgress
+
+
+def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
+                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
+                   engine_params: dict | None = None, seed: int = 0, progress: bool = False) -> TrainedModel:
+    """Train ``lgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
+
+    Parameters
+    ----------
+    objective : RankingObjective or str
+        A plboost objective, or a LightGBM objective name ("lambdarank", "rank_xendcg", "regression").
+    train_data, valid_data : RankingData
+        Training data, and optionally validation data watched with LightGBM's ``ndcg@eval_at``.
+    rounds, learning_rate, num_leaves : tree parameters, as LightGBM names them.
+    early_stopping : int, optional
+        Stop when validation NDCG@eval_at has not improved for this many rounds (needs ``valid_data``).
+    engine_params : dict, optional
+        Further LightGBM parameters; they override the ones above.
+    seed : int
+        LightGBM's ``seed``.
+    progress : bool
+        Show a progress bar over the rounds.
+    """
+    name, objective_params = describe_objective(objective)
+    params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
+              "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}
+    params.update(engine_params or {})
+    if early_stopping and valid_data is None:
+        raise ValueError("early_stopping needs validation data")
+    train_set = train_data.to_lightgbm(params={"verbosity": -1}).construct()
+    valid_sets = [valid_data.to_lightgbm(reference=train_set).construct()] if valid_data is not None else []
+    metric_name = f"ndcg@{eval_at}"
+    history: list[float] = []
+    trained = []
+    bar = RoundProgress(rounds, f"LightGBM {name}", progress)
+
+    def watch(env) -> None:
+        trained.append(env.iteration)
+        score = next((r[2] for r in env.evaluation_result_list if r[1] == metric_name), None)
+        if score is not None:
+            history.append(score)
+        bar.update(metric_name, score)
+
+    callbacks = [watch]
+    if early_stopping:
+        callbacks.append(lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False))
+    start = time.perf_counter()
+    try:
+        booster = lgb.train(params, train_set, num_boost_round=rounds, valid_sets=valid_sets,
+                            valid_names=["valid"] * len(valid_sets), callbacks=callbacks)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    logged = {k: v for k, v in params.items() if k != "objective"}
+    return TrainedModel("lightgbm", booster, name, objective_params, logged, seconds,
+                        rounds=len(trained),
+                        best_iteration=booster.best_iteration if early_stopping else None,
+                        valid_history=history)

@@ -1,0 +1,61 @@
+"""Training an XGBoost ranker with a plboost or built-in objective."""
+
+from __future__ import annotations
+
+import time
+
+import xgboost as xgb
+
+from . import TrainedModel, describe_objective
+from ._progress import RoundProgress
+
+
+class _Watch(xgb.callback.TrainingCallback):
+    def __init__(self, bar: RoundProgress, metric_name: str, history: list):
+        super().__init__()
+        self.bar, self.metric_name, self.history = bar, metric_name, history
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        scores = evals_log.get("valid", {}).get(self.metric_name)
+        score = float(scores[-1]) if scores else None
+        if score is not None:
+            self.history.append(score)
+        self.bar.update(self.metric_name, score)
+        return False
+
+
+def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
+                  num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
+                  engine_params: dict | None = None, seed: int = 0, progress: bool = False) -> TrainedModel:
+    """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
+
+    A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
+    parameters mean what they mean in LightGBM: leaf-wise growth (``grow_policy="lossguide"``) with at
+    most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``. ``engine_params`` override any
+    of them. The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
+    """
+    name, objective_params = describe_objective(objective)
+    metric_name = f"ndcg@{eval_at}"
+    params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": num_leaves, "max_depth": 0,
+              "learning_rate": learning_rate, "seed": seed, "eval_metric": metric_name}
+    if isinstance(objective, str):
+        params["objective"] = objective
+    params.update(engine_params or {})
+    if early_stopping and valid_data is None:
+        raise ValueError("early_stopping needs validation data")
+    dtrain = train_data.to_xgboost()
+    evals = [(valid_data.to_xgboost(), "valid")] if valid_data is not None else []
+    history: list[float] = []
+    bar = RoundProgress(rounds, f"XGBoost {name}", progress)
+    start = time.perf_counter()
+    try:
+        booster = xgb.train(params, dtrain, num_boost_round=rounds, evals=evals,
+                            obj=None if isinstance(objective, str) else objective,
+                            early_stopping_rounds=early_stopping or None, maximize=True if early_stopping else None,
+                            verbose_eval=False, callbacks=[_Watch(bar, metric_name, history)])
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    best = booster.best_iteration + 1 if early_stopping else None
+    return TrainedModel("xgboost", booster, name, objective_params, params, seconds,
+                        rounds=booster.num_boosted_rounds(), best_iteration=best, valid_history=history)

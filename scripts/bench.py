@@ -1,0 +1,83 @@
+"""Benchmarks of plboost's kernels, each as a ratio to a baseline timed in the same run.
+
+    python scripts/bench.py             # full size: about 1.2M documents in 10K queries (MSLR-like)
+    python scripts/bench.py --small     # a few thousand documents: checks that the code runs (CI)
+
+Kernels: one gradient+hessian call of PLRank (top_k=10; 1 and 3 permutations) as LightGBM makes it at
+every boosting round (``obj(scores, lgb.Dataset)``), on synthetic labels and standard-normal scores,
+against ``np.exp`` over the same score array. Runs are alternated A/B/A/B and the
+medians compared, so that drifts of the machine's speed hit both sides alike. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numba
+import numpy as np
+
+from plboost.data import make_synthetic
+from plboost.objectives import PLRank
+
+
+def alternate(a, b, repeats: int) -> tuple[float, float]:
+    """Median seconds of ``a()`` and ``b()`` over ``repeats`` alternated runs (after one warm-up each)."""
+    a(), b()
+    times_a, times_b = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a()
+        times_a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        b()
+        times_b.append(time.perf_counter() - start)
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
+    data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
+    scores = np.random.default_rng(0).normal(size=data.n_docs)
+    dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
+    rows = []
+    for n_permutations in (1, 3):
+        obj = PLRank(top_k=10, n_permutations=n_permutations)
+        start = time.perf_counter()
+        state = obj.state(data.labels, data.offsets)
+        prepare = time.perf_counter() - start
+        kernel, baseline = alternate(lambda: obj(scores, dataset), lambda: np.exp(scores), repeats)
+        rows.append({"kernel": f"PLRank(top_k=10, n_permutations={n_permutations}) grad+hess",
+                     "documents": data.n_docs, "queries": data.n_queries, "ms": 1e3 * kernel,
+                     "baseline": "np.exp", "baseline ms": 1e3 * baseline, "ratio": kernel / baseline,
+                     "note": f"sampling once: {1e3 * prepare:.0f} ms; compression {state.compression_ratio:.4f}"})
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "|".join("---" for _ in columns) + "|")
+    for row in rows:
+        cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()]
+        print("| " + " | ".join(cells) + " |")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
+    parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
+    args = parser.parse_args(argv)
+    n_queries, repeats = (50, 3) if args.small else (10_000, args.repeats or 21)
+    print(f"# plboost kernel benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"numba {numba.__version__} ({numba.get_num_threads()} threads), numpy {np.__version__}, "
+          f"python {platform.python_version()}; medians of {repeats} alternated runs")
+    print_table(kernel_rows(n_queries, repeats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

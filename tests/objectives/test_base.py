@@ -1,0 +1,119 @@
+"""The engine adapters every objective shares: LightGBM, LGBMRanker, lgb.cv, XGBoost."""
+
+import copy
+import pickle
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from plboost.objectives import PLRank, get_objective
+
+
+@pytest.fixture(scope="module")
+def ranking_arrays():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(2, 40, size=120)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, 6))
+    labels = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(scale=0.7, size=n)), 0, 4)
+    return X, labels, sizes, np.r_[0, np.cumsum(sizes)]
+
+
+LGB_PARAMS = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 1,
+              "num_threads": 1}
+
+
+def test_lightgbm_calls_get_the_pure_gradients(ranking_arrays):
+    X, labels, sizes, offsets = ranking_arrays
+    obj = PLRank(n_permutations=2)
+    dataset = lgb.Dataset(X, labels, group=sizes).construct()
+    scores = np.random.default_rng(1).normal(size=len(labels))
+    grad, hess = obj(scores, dataset)
+    assert grad.dtype == np.float32 and hess.dtype == np.float32
+    expected = PLRank(n_permutations=2).gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(grad, expected[0])
+    np.testing.assert_array_equal(hess, expected[1])
+
+
+def test_xgboost_calls_get_the_pure_gradients_and_group_weights(ranking_arrays):
+    X, labels, sizes, offsets = ranking_arrays
+    obj = PLRank(top_k=5)
+    matrix = xgb.DMatrix(X, labels)
+    matrix.set_group(sizes)
+    scores = np.random.default_rng(2).normal(size=len(labels)).astype(np.float32)
+    grad, hess = obj(scores, matrix)
+    expected_grad, expected_hess = PLRank(top_k=5).gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(grad, expected_grad)
+    np.testing.assert_array_equal(hess, expected_hess)
+    query_weights = np.linspace(0.5, 2.0, len(sizes))
+    matrix.set_weight(query_weights)  # XGBoost ranking weights are per query
+    weighted_grad, _ = obj(scores, matrix)
+    np.testing.assert_allclose(weighted_grad, expected_grad * np.repeat(query_weights, sizes), rtol=1e-6)
+
+
+def test_lightgbm_weights_multiply_per_document(ranking_arrays):
+    X, labels, sizes, _ = ranking_arrays
+    weights = np.random.default_rng(3).uniform(0.1, 3.0, size=len(labels))
+    scores = np.zeros(len(labels))
+    plain, _ = PLRank()(scores, lgb.Dataset(X, labels, group=sizes).construct())
+    grad, hess = PLRank()(scores, lgb.Dataset(X, labels, group=sizes, weight=weights).construct())
+    np.testing.assert_allclose(grad, plain * weights.astype(np.float32), rtol=1e-6)
+    assert np.all(hess >= 1e-6)
+
+
+def test_data_without_groups_is_refused_clearly(ranking_arrays):
+    X, labels, _, _ = ranking_arrays
+    with pytest.raises(ValueError, match="PLRank needs query groups.*group="):
+        lgb.train({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, labels), num_boost_round=1)
+    with pytest.raises(ValueError, match="PLRank needs query groups.*set_group"):
+        xgb.train({}, xgb.DMatrix(X, labels), num_boost_round=1, obj=PLRank())
+    with pytest.raises(ValueError, match="LGBMRanker.fit"):
+        PLRank().sklearn()(labels, np.zeros(len(labels)), None, None)
+    with pytest.raises(TypeError, match="called by LightGBM or XGBoost"):
+        PLRank()(np.zeros(3), np.zeros(3))
+
+
+def test_lgbmranker_adapter_trains_the_same_model_as_lgb_train(ranking_arrays):
+    X, labels, sizes, _ = ranking_arrays
+    obj = PLRank(top_k=10, n_permutations=3, seed=4)
+    booster = lgb.train({"objective": obj, **LGB_PARAMS}, lgb.Dataset(X, labels, group=sizes), num_boost_round=15)
+    ranker = lgb.LGBMRanker(objective=obj.sklearn(), n_estimators=15, **LGB_PARAMS)
+    ranker.fit(X, labels, group=sizes)
+    np.testing.assert_allclose(ranker.predict(X, raw_score=True), booster.predict(X, raw_score=True), rtol=1e-12)
+
+
+def test_one_objective_serves_several_datasets_as_in_lgb_cv(ranking_arrays):
+    """State is keyed by the data: alternating datasets gives what fresh objectives give."""
+    X, labels, sizes, offsets = ranking_arrays
+    half = len(sizes) // 2
+    parts = [(labels[:offsets[half]], sizes[:half]), (labels[offsets[half]:], sizes[half:])]
+    datasets = [lgb.Dataset(X[:len(y)] if i == 0 else X[offsets[half]:], y, group=g).construct()
+                for i, (y, g) in enumerate(parts)]
+    shared = PLRank(n_permutations=3, seed=5)
+    rng = np.random.default_rng(6)
+    for _ in range(2):
+        for dataset, (y, g) in zip(datasets, parts):
+            scores = rng.normal(size=len(y))
+            fresh = PLRank(n_permutations=3, seed=5)(scores, dataset)
+            np.testing.assert_array_equal(shared(scores, dataset)[0], fresh[0])
+
+    results = lgb.cv({"objective": shared, "metric": "ndcg", "eval_at": [5], **LGB_PARAMS},
+                     lgb.Dataset(X, labels, group=sizes), num_boost_round=5, nfold=3, stratified=False, seed=0)
+    assert len(results["valid ndcg@5-mean"]) == 5
+    assert 0.0 < results["valid ndcg@5-mean"][-1] <= 1.0
+
+
+def test_copies_and_pickles_keep_the_parameters():
+    obj = PLRank(top_k=3, n_permutations=2, seed=9, skip_uniform_queries=False, compress_contexts=False,
+                 hessian_floor=1e-4)
+    labels, offsets = np.array([1.0, 0.0, 2.0]), np.array([0, 3])
+    obj.state(labels, offsets)
+    for clone in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj))):
+        assert repr(clone) == repr(obj)
+        np.testing.assert_array_equal(clone.gradients(np.arange(3.0), labels, offsets)[0],
+                                      obj.gradients(np.arange(3.0), labels, offsets)[0])
+    assert repr(get_objective("plrank", top_k=3)) == repr(PLRank(top_k=3))
+    with pytest.raises(ValueError, match="unknown plboost objective 'listnet'"):
+        get_objective("listnet")
