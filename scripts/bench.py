@@ -5,7 +5,8 @@
 
 Kernels: one gradient+hessian call of PLRank (top_k=10; 1 and 3 permutations) as LightGBM makes it at
 every boosting round (``obj(scores, lgb.Dataset)``), on synthetic labels and standard-normal scores,
-against ``np.exp`` over the same score array. Runs are alternated A/B/A/B and the
+against ``np.exp`` over the same score array. Engines: training time per tree with PLRank against the
+engine's own lambdarank (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``), same data and parameters. Runs are alternated A/B/A/B and the
 medians compared, so that drifts of the machine's speed hit both sides alike. Prints a Markdown table.
 """
 
@@ -57,6 +58,36 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
     return rows
 
 
+def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+    """Training time per tree with PLRank against the engine's own lambdarank, same data and parameters."""
+    import lightgbm as lgb
+    import xgboost as xgb
+
+    data = make_synthetic(n_queries=n_queries, seed=1)
+    tree = {"learning_rate": 0.1, "num_leaves": 31}
+    lgb_set = data.to_lightgbm(params={"verbosity": -1}).construct()
+    xgb_matrix = data.to_xgboost()
+    xgb_params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0,
+                  "learning_rate": 0.1}
+
+    def lightgbm(objective):
+        return lambda: lgb.train({"objective": objective, "verbosity": -1, **tree}, lgb_set, rounds)
+
+    def xgboost(objective):
+        if isinstance(objective, str):
+            return lambda: xgb.train({**xgb_params, "objective": objective}, xgb_matrix, rounds)
+        return lambda: xgb.train(xgb_params, xgb_matrix, rounds, obj=objective)
+
+    rows = []
+    for engine, train, baseline in (("LightGBM", lightgbm, "lambdarank"), ("XGBoost", xgboost, "rank:ndcg")):
+        ours, theirs = alternate(train(PLRank(top_k=10, n_permutations=1)), train(baseline), repeats)
+        rows.append({"kernel": f"{engine} training with PLRank(top_k=10), per tree", "documents": data.n_docs,
+                     "queries": data.n_queries, "ms": 1e3 * ours / rounds, "baseline": f"{engine} {baseline}",
+                     "baseline ms": 1e3 * theirs / rounds, "ratio": ours / theirs,
+                     "note": f"{rounds} rounds, 31 leaves, {data.n_features} features"})
+    return rows
+
+
 def print_table(rows: list[dict]) -> None:
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
@@ -72,10 +103,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
     args = parser.parse_args(argv)
     n_queries, repeats = (50, 3) if args.small else (10_000, args.repeats or 21)
+    engine_queries, rounds, engine_repeats = (30, 3, 1) if args.small else (3_000, 50, args.repeats or 5)
     print(f"# plboost kernel benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numba {numba.__version__} ({numba.get_num_threads()} threads), numpy {np.__version__}, "
           f"python {platform.python_version()}; medians of {repeats} alternated runs")
-    print_table(kernel_rows(n_queries, repeats))
+    print_table(kernel_rows(n_queries, repeats) + engine_rows(engine_queries, rounds, engine_repeats))
     return 0
 
 

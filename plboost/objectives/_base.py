@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from .._jit import kernel
@@ -151,8 +153,17 @@ class RankingObjective:
     # ----------------------------------------------------------------------------------------------
     # engine adapters
     def __call__(self, preds, data):
-        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``."""
+        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``.
+
+        Under XGBoost the kernels run on one thread: XGBoost ships its own OpenMP runtime, whose idle
+        threads keep spinning while Numba's threads (on the system's OpenMP, which LightGBM shares) work,
+        and the two pools then fight over the cores. Measured on 2 cores (MQ2008 Fold1, 100 rounds): 1.76 s
+        with two Numba threads, 0.68 s with one, 0.63 s for XGBoost's own rank:ndcg.
+        """
         query_data, weights = self._query_data_of(data)
+        if type(data).__module__.startswith("xgboost"):
+            with _numba_threads(1):
+                return self._compute(preds, query_data, weights)
         return self._compute(preds, query_data, weights)
 
     def sklearn(self):
@@ -230,6 +241,17 @@ class RankingObjective:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"{type(self).__name__}({args})"
+
+
+@contextmanager
+def _numba_threads(n: int):
+    """Run the enclosed kernels on at most ``n`` Numba threads."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(n, previous))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def _as_weights(weight, n_docs: int) -> np.ndarray | None:
