@@ -185,6 +185,8 @@ DEMO_CONFIGURATIONS = (
     ("lambdarank", {}),
     ("plrank", {"top_k": 10, "n_permutations": 1}),
     ("plrank", {"top_k": 10, "n_permutations": 3}),
+    ("umart", {"window": 2}),
+    ("urank", {}),
 )
 
 

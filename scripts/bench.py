@@ -3,8 +3,9 @@
     python scripts/bench.py             # full size: about 1.2M documents in 10K queries (MSLR-like)
     python scripts/bench.py --small     # a few thousand documents: checks that the code runs (CI)
 
-Kernels: one gradient+hessian call of PLRank (top_k=10; 1 and 3 permutations) as LightGBM makes it at
-every boosting round (``obj(scores, lgb.Dataset)``), on synthetic labels and standard-normal scores,
+Kernels: one gradient+hessian call of PLRank (top_k=10; 1 and 3 permutations), uRank and uMart (windows
+1, 2, 10) as LightGBM makes it at every boosting round (``obj(scores, lgb.Dataset)``), on synthetic
+labels and standard-normal scores,
 against ``np.exp`` over the same score array. Engines: training time per tree with PLRank against the
 engine's own lambdarank (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``), same data and parameters. Runs are alternated A/B/A/B and the
 medians compared, so that drifts of the machine's speed hit both sides alike. Prints a Markdown table.
@@ -23,7 +24,7 @@ import numba
 import numpy as np
 
 from plboost.data import make_synthetic
-from plboost.objectives import PLRank
+from plboost.objectives import PLRank, UMart, URank
 
 
 def alternate(a, b, repeats: int) -> tuple[float, float]:
@@ -44,18 +45,57 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
     data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
     scores = np.random.default_rng(0).normal(size=data.n_docs)
     dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
+    objectives = [PLRank(top_k=10, n_permutations=1), PLRank(top_k=10, n_permutations=3), URank(),
+                  UMart(window=1), UMart(window=2), UMart(window=10)]
     rows = []
-    for n_permutations in (1, 3):
-        obj = PLRank(top_k=10, n_permutations=n_permutations)
+    for obj in objectives:
+        obj.warm_up()
         start = time.perf_counter()
-        state = obj.state(data.labels, data.offsets)
-        prepare = time.perf_counter() - start
+        obj(scores, dataset)  # the first call on a dataset also prepares its state
+        first = time.perf_counter() - start
         kernel, baseline = alternate(lambda: obj(scores, dataset), lambda: np.exp(scores), repeats)
-        rows.append({"kernel": f"PLRank(top_k=10, n_permutations={n_permutations}) grad+hess",
-                     "documents": data.n_docs, "queries": data.n_queries, "ms": 1e3 * kernel,
-                     "baseline": "np.exp", "baseline ms": 1e3 * baseline, "ratio": kernel / baseline,
-                     "note": f"sampling once: {1e3 * prepare:.0f} ms; compression {state.compression_ratio:.4f}"})
+        note = f"first call on the dataset: {1e3 * first:.0f} ms"
+        if isinstance(obj, PLRank):
+            note += f"; compression {obj.state(data.labels, data.offsets).compression_ratio:.4f}"
+        rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
+                     "ms": 1e3 * kernel, "baseline": "np.exp", "baseline ms": 1e3 * baseline,
+                     "ratio": kernel / baseline, "note": note})
     return rows
+
+
+def lambdarank_rows(n_queries: int, repeats: int) -> list[dict]:
+    """uMart's gradient call against LightGBM's own lambdarank gradients on the same data.
+
+    LightGBM does not expose its gradient time; it is estimated as the time of one lambdarank iteration
+    (``Booster.update()``) minus that of one regression iteration, same data, 1 feature, 2-leaf trees, so
+    that the rest of an iteration costs both the same; boosters are built before timing.
+    """
+    import lightgbm as lgb
+
+    data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
+    scores = np.random.default_rng(0).normal(size=data.n_docs)
+    dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
+    boosters = {name: lgb.Booster({"objective": name, "num_leaves": 2, "verbosity": -1}, dataset)
+                for name in ("lambdarank", "regression")}
+    lambdarank, regression = alternate(boosters["lambdarank"].update, boosters["regression"].update, repeats)
+    builtin = lambdarank - regression
+    rows = []
+    for window in (1, 2):
+        obj = UMart(window=window)
+        ours, _ = alternate(lambda: obj(scores, dataset), lambda: None, repeats)
+        rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
+                     "ms": 1e3 * ours, "baseline": "LightGBM lambdarank gradients", "baseline ms": 1e3 * builtin,
+                     "ratio": ours / builtin,
+                     "note": f"baseline: lambdarank {1e3 * lambdarank:.1f} ms minus regression "
+                             f"{1e3 * regression:.1f} ms per iteration"})
+    return rows
+
+
+def _short(obj) -> str:
+    """The objective with only the parameters that differ from their defaults."""
+    defaults = type(obj)()._params()
+    changed = ", ".join(f"{k}={v!r}" for k, v in obj._params().items() if v != defaults[k])
+    return f"{type(obj).__name__}({changed})"
 
 
 def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
@@ -81,7 +121,7 @@ def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     rows = []
     for engine, train, baseline in (("LightGBM", lightgbm, "lambdarank"), ("XGBoost", xgboost, "rank:ndcg")):
         ours, theirs = alternate(train(PLRank(top_k=10, n_permutations=1)), train(baseline), repeats)
-        rows.append({"kernel": f"{engine} training with PLRank(top_k=10), per tree", "documents": data.n_docs,
+        rows.append({"kernel": f"{engine} training with PLRank(), per tree", "documents": data.n_docs,
                      "queries": data.n_queries, "ms": 1e3 * ours / rounds, "baseline": f"{engine} {baseline}",
                      "baseline ms": 1e3 * theirs / rounds, "ratio": ours / theirs,
                      "note": f"{rounds} rounds, 31 leaves, {data.n_features} features"})
@@ -107,7 +147,8 @@ def main(argv=None) -> int:
     print(f"# plboost kernel benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numba {numba.__version__} ({numba.get_num_threads()} threads), numpy {np.__version__}, "
           f"python {platform.python_version()}; medians of {repeats} alternated runs")
-    print_table(kernel_rows(n_queries, repeats) + engine_rows(engine_queries, rounds, engine_repeats))
+    print_table(kernel_rows(n_queries, repeats) + lambdarank_rows(n_queries, repeats)
+                + engine_rows(engine_queries, rounds, engine_repeats))
     return 0
 
 

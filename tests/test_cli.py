@@ -80,6 +80,7 @@ def test_demo_prints_the_comparison_table(tmp_path, capsys):
     assert main(["demo", "--queries", "60", "--rounds", "10", "--out", str(tmp_path), "--quiet"]) == 0
     printed = capsys.readouterr().out
     for name in ("lambdarank [lightgbm]", "plrank(top_k=10, n_permutations=1) [lightgbm]",
-                 "plrank(top_k=10, n_permutations=3) [lightgbm]"):
+                 "plrank(top_k=10, n_permutations=3) [lightgbm]", "umart(window=2) [lightgbm]",
+                 "urank [lightgbm]"):
         assert name in printed
-    assert len(list(tmp_path.glob("result-*.json"))) == 3
+    assert len(list(tmp_path.glob("result-*.json"))) == 5

@@ -6,6 +6,7 @@ import time
 
 import lightgbm as lgb
 
+from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective
 from ._progress import RoundProgress
 
@@ -37,8 +38,11 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     params.update(engine_params or {})
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
-    train_set = train_data.to_lightgbm(params={"verbosity": -1}).construct()
-    valid_sets = [valid_data.to_lightgbm(reference=train_set).construct()] if valid_data is not None else []
+    # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
+    dataset_params = {k: v for k, v in params.items() if k != "objective"}
+    train_set = train_data.to_lightgbm(params=dataset_params).construct()
+    valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
+                  if valid_data is not None else [])
     metric_name = f"ndcg@{eval_at}"
     history: list[float] = []
     trained = []
@@ -54,6 +58,8 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     callbacks = [watch]
     if early_stopping:
         callbacks.append(lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False))
+    if isinstance(objective, RankingObjective):
+        objective.warm_up()  # compilation is not training time
     start = time.perf_counter()
     try:
         booster = lgb.train(params, train_set, num_boost_round=rounds, valid_sets=valid_sets,

@@ -6,6 +6,7 @@ import time
 
 import xgboost as xgb
 
+from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective
 from ._progress import RoundProgress
 
@@ -47,6 +48,8 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     evals = [(valid_data.to_xgboost(), "valid")] if valid_data is not None else []
     history: list[float] = []
     bar = RoundProgress(rounds, f"XGBoost {name}", progress)
+    if isinstance(objective, RankingObjective):
+        objective.warm_up()  # compilation is not training time
     start = time.perf_counter()
     try:
         booster = xgb.train(params, dtrain, num_boost_round=rounds, evals=evals,

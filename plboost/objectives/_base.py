@@ -78,9 +78,10 @@ class RankingObjective:
     fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and hessian arrays).
 
     Neither engine checks hessians, and a zero hessian silently stops learning (a leaf's value is
-    ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``.
-    Documents with no gradient (queries without ranking information, documents whose probabilities
-    underflow) get exactly ``hessian_floor``.
+    ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``
+    (default 1e-6). Documents with no gradient (queries without ranking information, documents whose
+    probabilities underflow) get exactly ``hessian_floor``. ``hessian_floor=0`` turns the floor off, for
+    comparisons with an engine's own objective that leaves such documents at hessian 0.
 
     Sample weights, where the dataset has them, multiply each document's gradient and hessian, as
     LightGBM's ``lambdarank`` does; XGBoost's ranking weights are per query and are spread over the
@@ -93,8 +94,8 @@ class RankingObjective:
 
     def __init__(self, *, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         hessian_floor = float(hessian_floor)
-        if not (np.isfinite(hessian_floor) and hessian_floor > 0):
-            raise ValueError(f"hessian_floor must be a positive finite number, got {hessian_floor!r}")
+        if not (np.isfinite(hessian_floor) and hessian_floor >= 0):
+            raise ValueError(f"hessian_floor must be a finite number >= 0, got {hessian_floor!r}")
         self.hessian_floor = hessian_floor
         self._states: OrderedDict[str, object] = OrderedDict()
         self._memo: dict[int, tuple[weakref.ref, QueryData]] = {}
@@ -122,6 +123,11 @@ class RankingObjective:
         """
         data = QueryData.from_arrays(labels, offsets)
         return self._compute(scores, data)
+
+    def warm_up(self) -> None:
+        """Compile (or load from Numba's cache) this objective's kernels on a tiny query, so that the
+        first boosting round, and a timer around training, do not include compilation."""
+        self.gradients(np.array([0.5, 0.0, -0.5]), np.array([2.0, 1.0, 0.0]), np.array([0, 3]))
 
     def state(self, labels, offsets):
         """The per-dataset state this objective uses for these labels and query offsets."""

@@ -51,6 +51,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
+from .._numerics import logaddexp
 from .._random import query_stream_key, uniform
 from .._queries import check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
@@ -165,17 +166,6 @@ def _index_top_union(offsets, top_k_of, top_start, top_docs, n_perm, top_union, 
 # Gradient, hessian and loss (every boosting iteration)
 
 @kernel
-def _logaddexp(a, b):
-    if a == -np.inf:
-        return b
-    if b == -np.inf:
-        return a
-    if a > b:
-        return a + np.log1p(np.exp(b - a))
-    return b + np.log1p(np.exp(a - b))
-
-
-@kernel
 def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
                              union_docs, union_position, in_top, n_perm, log_z, outside):
     """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
@@ -215,10 +205,10 @@ def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, 
                 below = log_z_rest
                 for t in range(size):
                     if union_position[(first + t) * n_perm + p] == k:
-                        below = _logaddexp(below, scores[lo + union_docs[first + t]])
+                        below = logaddexp(below, scores[lo + union_docs[first + t]])
             else:
                 below = log_z[block + ctx_owner[block + e + 1]]
-            log_z[block + e] = _logaddexp(below, scores[lo + top_docs[block + e]])
+            log_z[block + e] = logaddexp(below, scores[lo + top_docs[block + e]])
     return max_rest
 
 

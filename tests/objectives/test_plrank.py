@@ -235,7 +235,7 @@ def test_loss_falls_along_the_negative_gradient():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"top_k": 0}, "top_k"), ({"top_k": 2.5}, "top_k"), ({"n_permutations": 0}, "n_permutations"),
-    ({"seed": -1}, "seed"), ({"hessian_floor": 0.0}, "hessian_floor"), ({"hessian_floor": float("nan")}, "hessian_floor"),
+    ({"seed": -1}, "seed"), ({"hessian_floor": -1e-6}, "hessian_floor"), ({"hessian_floor": float("nan")}, "hessian_floor"),
 ])
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):

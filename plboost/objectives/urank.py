@@ -1,0 +1,471 @@
+"""The unique-ratings family: the uRank loss and uMart.
+
+Zhu and Klabjan, "Listwise Learning to Rank by Exploring Unique Ratings", WSDM 2020.
+
+**uRank loss.** With the query's unique ratings ``r_1 > ... > r_K``, every document rated above the lowest
+rating must be chosen, in its own softmax, over all documents rated below it, weighted by its gain
+``w_d = 2^{y_d} - 1``:
+
+.. math::
+
+    L = \\frac{1}{K - 1} \\sum_{d:\\, y_d > \\min y} w_d
+        \\Big[\\log\\big(e^{s_d} + Z(y_d)\\big) - s_d\\Big], \\qquad Z(r) = \\sum_{k:\\, y_k < r} e^{s_k}.
+
+With :math:`\\pi_d = e^{s_d} / (e^{s_d} + Z(y_d))`, :math:`A_j = \\sum_{d: y_d > y_j} w_d / (e^{s_d} + Z(y_d))`
+and :math:`B_j` the same with the denominator squared, the gradient and diagonal hessian are
+
+.. math::
+
+    g_j = \\tfrac{1}{K-1}\\big[-w_j (1 - \\pi_j) [y_j > \\min y] + e^{s_j} A_j\\big], \\qquad
+    h_j = \\tfrac{1}{K-1}\\big[w_j \\pi_j (1 - \\pi_j) [y_j > \\min y] + e^{s_j} A_j - e^{2 s_j} B_j\\big].
+
+The loss is convex; a query with one unique rating has zero loss and gradient. The kernel sorts each
+query by label (O(n log n)) and works with log-sum-exps of label groups, so every exponent is <= 0.
+
+**uMart** generalises LambdaMART: LightGBM's pairwise sigmoid becomes a softmax over a window of B
+lower-rated documents. Documents are sorted by score (stable, descending; positions i = 0, 1, ...). For a
+document h, its lower-rated documents, in descending score order, are cut into consecutive windows of B
+(the last may be shorter); for a pair (h, l) with l in window W:
+
+.. math::
+
+    p_l = \\frac{e^{\\sigma s_l}}{e^{\\sigma s_h} + \\sum_{k \\in W} e^{\\sigma s_k}}, \\quad
+    p_h = \\frac{e^{\\sigma s_h}}{e^{\\sigma s_h} + \\sum_{k \\in W} e^{\\sigma s_k}}, \\quad
+    F_{hl} = \\frac{(G(y_h) - G(y_l))\\,|D(i_h) - D(i_l)|}{\\mathrm{maxDCG}},
+
+    \\lambda_l \\mathrel{+}= \\sigma p_l F_{hl}, \\quad \\lambda_h \\mathrel{-}= \\sigma p_l F_{hl}, \\quad
+    \\nu_l \\mathrel{+}= \\sigma^2 p_l (1 - p_l) F_{hl}, \\quad \\nu_h \\mathrel{+}= \\sigma^2 p_l p_h F_{hl},
+
+with gains ``G`` (``label_gain``, default 2^y - 1) and discounts D(i) = 1 / log2(2 + i). With B = 1,
+``p_l = 1 / (1 + e^{sigma (s_h - s_l)})`` and this is LightGBM's ``lambdarank`` pair term; uMart takes
+LightGBM's pair set and options so that ``UMart(window=1)`` reproduces it: pairs (i, j) of positions with
+i < j, i < ``lambdarank_truncation_level`` and different labels; maxDCG at the truncation level;
+``lambdarank_norm`` divides F by 0.01 + |s_h - s_l| when the query's scores are not all equal, and
+multiplies the query's lambdas and hessians by log2(1 + Λ) / Λ, Λ = Σ 2 σ p_l F over its pairs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from .._jit import kernel
+from .._numerics import logaddexp
+from .._queries import check_scores
+from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+
+#: LightGBM's default label_gain covers labels 0..30
+_DEFAULT_GAIN_LABELS = 31
+
+
+# --------------------------------------------------------------------------------------------------
+# uRank
+
+@kernel
+def _urank_query(scores, labels, lo, hi, hessian_floor, grad, hess):
+    """uRank loss of query ``lo:hi``; writes its gradient and (floored) hessian."""
+    n = hi - lo
+    order = np.argsort(labels[lo:hi], kind="mergesort")  # ascending labels
+    # label groups in ascending order: group g holds order[start[g]:start[g + 1]]
+    start = np.empty(n + 1, dtype=np.int64)
+    n_groups = 0
+    for t in range(n):
+        if t == 0 or labels[lo + order[t]] != labels[lo + order[t - 1]]:
+            start[n_groups] = t
+            n_groups += 1
+    start[n_groups] = n
+    if n_groups < 2:
+        for i in range(lo, hi):
+            grad[i] = 0.0
+            hess[i] = hessian_floor
+        return 0.0
+
+    # log Z of each group: the log-sum-exp of every document in the groups below it
+    log_z = np.empty(n_groups)
+    running = -np.inf
+    for g in range(n_groups):
+        log_z[g] = running
+        for t in range(start[g], start[g + 1]):
+            running = logaddexp(running, scores[lo + order[t]])
+
+    # each document d above the lowest group: its own softmax term, and its share of A and B
+    own_grad = np.zeros(n)
+    own_hess = np.zeros(n)
+    group_a = np.full(n_groups, -np.inf)  # log of the group's sum of w_d / (e^{s_d} + Z)
+    group_b = np.full(n_groups, -np.inf)  # log of the group's sum of w_d / (e^{s_d} + Z)^2
+    loss = 0.0
+    for g in range(1, n_groups):
+        w = np.expm1(labels[lo + order[start[g]]] * np.log(2.0))  # 2^y - 1
+        log_w = np.log(w)
+        for t in range(start[g], start[g + 1]):
+            s = scores[lo + order[t]]
+            log_denominator = logaddexp(s, log_z[g])
+            group_a[g] = logaddexp(group_a[g], log_w - log_denominator)
+            group_b[g] = logaddexp(group_b[g], log_w - 2.0 * log_denominator)
+            loss += w * (log_denominator - s)
+            pi = np.exp(s - log_denominator)
+            one_minus_pi = np.exp(log_z[g] - log_denominator)
+            own_grad[t] = -w * one_minus_pi
+            own_hess[t] = w * pi * one_minus_pi
+
+    # every document collects A and B from the groups above its own: e^{s_j} A_j = exp(s_j + log A_j)
+    scale = 1.0 / (n_groups - 1)
+    log_a = -np.inf
+    log_b = -np.inf
+    for g in range(n_groups - 1, -1, -1):
+        if g < n_groups - 1:
+            log_a = logaddexp(log_a, group_a[g + 1])
+            log_b = logaddexp(log_b, group_b[g + 1])
+        for t in range(start[g], start[g + 1]):
+            d = lo + order[t]
+            ea = np.exp(scores[d] + log_a)
+            eb = np.exp(2.0 * scores[d] + log_b)
+            grad[d] = scale * (own_grad[t] + ea)
+            hess[d] = max(scale * (own_hess[t] + ea - eb), hessian_floor)
+    return scale * loss
+
+
+@kernel(parallel=True)
+def _urank_kernel(scores, labels, offsets, hessian_floor, grad, hess):
+    n_queries = offsets.shape[0] - 1
+    losses = np.empty(n_queries)
+    for q in prange(n_queries):
+        losses[q] = _urank_query(scores, labels, offsets[q], offsets[q + 1], hessian_floor, grad, hess)
+    return losses
+
+
+class URank(RankingObjective):
+    """The uRank loss (Zhu & Klabjan, WSDM 2020): one softmax per document over all lower-rated ones.
+
+    Parameters
+    ----------
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines.
+
+    See the module docstring for the loss, its gradient and hessian.
+    """
+
+    name = "urank"
+
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
+        _urank_kernel(scores, data.labels, data.offsets, self.hessian_floor, grad, hess)
+
+    def losses(self, scores, labels, offsets) -> np.ndarray:
+        """Per-query uRank loss."""
+        data = QueryData.from_arrays(labels, offsets)
+        grad = np.empty(data.n_docs, dtype=np.float32)
+        hess = np.empty(data.n_docs, dtype=np.float32)
+        scores = check_scores(scores, data.n_docs, name="URank scores")
+        return _urank_kernel(scores, data.labels, data.offsets, self.hessian_floor, grad, hess)
+
+
+# --------------------------------------------------------------------------------------------------
+# uMart
+
+@kernel
+def _inverse_max_dcg(labels, lo, hi, gains, at):
+    """1 / (DCG of the ideal ordering of ``labels[lo:hi]`` at ``at``), or 0 when that DCG is 0."""
+    ideal = np.sort(labels[lo:hi])[::-1]
+    total = 0.0
+    for i in range(min(at, hi - lo)):
+        total += gains[np.int64(ideal[i])] / np.log2(2.0 + i)
+    return 1.0 / total if total > 0.0 else 0.0
+
+
+@kernel(parallel=True)
+def _inverse_max_dcgs(labels, offsets, gains, at):
+    n_queries = offsets.shape[0] - 1
+    result = np.empty(n_queries)
+    for q in prange(n_queries):
+        result[q] = _inverse_max_dcg(labels, offsets[q], offsets[q + 1], gains, at)
+    return result
+
+
+#: LightGBM's sigmoid table: 2^20 bins over [-25 / sigma, 25 / sigma]
+_SIGMOID_BINS = 1024 * 1024
+#: LightGBM adds the float constant 0.01f (0.0099999998) to |s_h - s_l|
+_DISTANCE_EPSILON = float(np.float32(0.01))
+
+
+@kernel
+def _lightgbm_sigmoid(delta, sigma):
+    """LightGBM's table lookup for 1 / (1 + exp(sigma * delta)), computed without storing the table."""
+    low = -50.0 / sigma / 2.0
+    factor = _SIGMOID_BINS / (-2.0 * low)
+    if delta <= low:
+        index = 0
+    elif delta >= -low:
+        index = _SIGMOID_BINS - 1
+    else:
+        index = np.int64((delta - low) * factor)
+    return 1.0 / (1.0 + np.exp((index / factor + low) * sigma))
+
+
+@kernel
+def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, window, sigma, truncation,
+                 score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu):
+    """uMart lambdas ``lam`` and hessians ``nu`` of query ``lo:hi``.
+
+    Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
+    pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
+    scored above l; the windows' sums of e^{sigma (s - max)} are precomputed per label level, so each
+    pair costs O(1) and no exponential. ``lightgbm_arithmetic`` (window 1 only) takes B = 1 probabilities
+    from LightGBM's sigmoid table and accumulates in float32 as LightGBM does.
+    """
+    n = hi - lo
+    for i in range(lo, hi):
+        lam[i] = 0.0
+        nu[i] = 0.0
+    if n < 2 or inverse_max_dcg == 0.0:
+        return
+    negated = np.empty(n)
+    for i in range(n):
+        negated[i] = -scores[lo + i]
+    by_score = np.argsort(negated, kind="mergesort")  # stable: ties keep input order, as in LightGBM
+    # everything below is indexed by position in that order
+    score = np.empty(n)
+    gain = np.empty(n)
+    expo = np.empty(n)  # e^{sigma (s - max)}
+    discount = np.empty(n)  # 1 / log2(2 + position)
+    top = scores[lo + by_score[0]]
+    for i in range(n):
+        score[i] = scores[lo + by_score[i]]
+        gain[i] = gains[np.int64(labels[lo + by_score[i]])]
+        expo[i] = np.exp(sigma * (score[i] - top))
+        discount[i] = 1.0 / np.log2(2.0 + i)
+    divide = score_distance_norm and top != score[n - 1]
+    sigma_hess = sigma ** hessian_power
+
+    # Label levels r = 0..K-1 (0 the lowest label). window_of[r, i]: the window of the document at
+    # position i among the documents rated below level r; windows[r, w]: the sum of expo over window w.
+    distinct = np.unique(labels[lo:hi])
+    n_levels = distinct.shape[0]
+    level = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        level[i] = np.searchsorted(distinct, labels[lo + by_score[i]])
+    window_of = np.empty((n_levels, n), dtype=np.int64)
+    windows = np.zeros((n_levels, (n + window - 1) // window))
+    for r in range(1, n_levels):
+        count = 0
+        for i in range(n):
+            window_of[r, i] = count // window
+            if level[i] < r:
+                windows[r, count // window] += expo[i]
+                count += 1
+
+    lam_p = np.zeros(n)
+    nu_p = np.zeros(n)
+    total_lambda = 0.0
+    for i in range(min(n - 1, truncation)):
+        for j in range(i + 1, n):
+            if level[i] == level[j]:
+                continue
+            if level[i] > level[j]:
+                ih, il = i, j
+            else:
+                ih, il = j, i
+            if lightgbm_arithmetic:
+                p_l = _lightgbm_sigmoid(score[ih] - score[il], sigma)
+                p_h = 1.0 - p_l
+            else:
+                r = level[ih]
+                denominator = expo[ih] + windows[r, window_of[r, il]]
+                if denominator > 1e-280:
+                    inverse = 1.0 / denominator
+                    p_l = expo[il] * inverse
+                    p_h = expo[ih] * inverse
+                else:
+                    p_l, p_h = _rescaled_window(score, level, window_of, r, window_of[r, il], ih, il, sigma)
+            f = (gain[ih] - gain[il]) * abs(discount[ih] - discount[il]) * inverse_max_dcg
+            if divide:
+                f /= _DISTANCE_EPSILON + abs(score[ih] - score[il])
+            if lightgbm_arithmetic:  # LightGBM's order of operations, and float32 accumulators
+                step = p_l * (sigma * f)
+                curvature = np.float32((p_l * p_h) * (sigma * sigma * f))
+                lam_p[il] = np.float32(lam_p[il]) + np.float32(step)
+                lam_p[ih] = np.float32(lam_p[ih]) - np.float32(step)
+                nu_p[il] = np.float32(nu_p[il]) + curvature
+                nu_p[ih] = np.float32(nu_p[ih]) + curvature
+            else:
+                step = sigma * p_l * f
+                lam_p[il] += step
+                lam_p[ih] -= step
+                nu_p[il] += sigma_hess * p_l * (1.0 - p_l) * f
+                nu_p[ih] += sigma_hess * p_l * p_h * f
+            total_lambda += 2.0 * step
+    factor = 1.0
+    if log_norm and total_lambda > 0.0:
+        factor = np.log2(1.0 + total_lambda) / total_lambda
+    for i in range(n):
+        lam[lo + by_score[i]] = lam_p[i] * factor
+        nu[lo + by_score[i]] = nu_p[i] * factor
+
+
+@kernel
+def _rescaled_window(score, level, window_of, r, w, ih, il, sigma):
+    """p_l and p_h of a window whose sum of e^{sigma (s - max)} underflowed, normalised by its own max."""
+    biggest = score[ih]
+    for t in range(score.shape[0]):
+        if level[t] < r and window_of[r, t] == w:
+            biggest = max(biggest, score[t])
+    denominator = np.exp(sigma * (score[ih] - biggest))
+    for t in range(score.shape[0]):
+        if level[t] < r and window_of[r, t] == w:
+            denominator += np.exp(sigma * (score[t] - biggest))
+    return np.exp(sigma * (score[il] - biggest)) / denominator, np.exp(sigma * (score[ih] - biggest)) / denominator
+
+
+@kernel(parallel=True)
+def _umart_kernel(scores, labels, offsets, inverse_max_dcgs, gains, window, sigma, truncation,
+                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, hessian_floor, grad, hess):
+    n = scores.shape[0]
+    lam = np.empty(n)
+    nu = np.empty(n)
+    for q in prange(offsets.shape[0] - 1):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        _umart_query(scores, labels, lo, hi, inverse_max_dcgs[q], gains, window, sigma, truncation,
+                     score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu)
+        for i in range(lo, hi):
+            grad[i] = lam[i]
+            hess[i] = max(nu[i], hessian_floor)
+
+
+#: settings of the uMart authors' released code (built on LightGBM 2.2.3)
+_PRESETS = {
+    "lightgbm": dict(sigmoid=1.0, lambdarank_truncation_level=30, lambdarank_norm=True, max_dcg_at=None,
+                     score_distance_norm=None, log_norm=None, hessian_sigma_power=2),
+    "paper": dict(sigmoid=2.0, lambdarank_truncation_level=None, lambdarank_norm=True, max_dcg_at=20,
+                  score_distance_norm=True, log_norm=False, hessian_sigma_power=3),
+}
+
+
+class UMart(RankingObjective):
+    """uMart (Zhu & Klabjan, WSDM 2020): LambdaMART with a softmax over windows of lower-rated documents.
+
+    Parameters carry LightGBM's names and defaults, so that ``UMart(window=1)`` is LightGBM's
+    ``lambdarank`` (up to LightGBM's sigmoid lookup table and float32 accumulation).
+
+    Parameters
+    ----------
+    window : int, default 2
+        B, the number of lower-rated documents in each softmax; 1 is LambdaMART.
+    sigmoid : float, default 1.0
+        σ, LightGBM's ``sigmoid``.
+    lambdarank_truncation_level : int or None, default 30
+        Only pairs whose higher-scored document is at a position below this level; None: all pairs.
+    lambdarank_norm : bool, default True
+        LightGBM's normalisation: F divided by 0.01 + |s_h - s_l| (when the query's scores are not all
+        equal), and the query's lambdas and hessians scaled by log2(1 + Λ) / Λ.
+    label_gain : sequence of float, optional
+        Gain of each label; default 2^y - 1 for labels 0..30 (LightGBM's default table).
+    max_dcg_at : int, optional
+        Cut-off of maxDCG; default the truncation level (LightGBM's choice), or all documents without one.
+    score_distance_norm, log_norm : bool, optional
+        The two halves of ``lambdarank_norm``, separately (None: follow ``lambdarank_norm``).
+    hessian_sigma_power : int, default 2
+        Hessians carry σ to this power (the authors' code: 3).
+    lightgbm_arithmetic : bool, default False
+        With ``window=1``, compute as LightGBM's lambdarank does, for bit-for-bit comparisons: pair
+        probabilities from its sigmoid lookup table (2^20 bins over ±25/σ, so up to about 1e-5 off the
+        exact sigmoid), its order of floating-point operations, float32 accumulators.
+    preset : {"lightgbm", "paper"}, default "lightgbm"
+        Defaults for the parameters left unset. "paper" reproduces the authors' released code: σ = 2,
+        hessians times σ³, maxDCG at 20, no truncation, the score-distance division on, no log-norm. (Their
+        code divides from the second iteration on even when a query's scores are all equal; here, as in
+        LightGBM, a query whose scores are all equal is not divided.) The authors' tree settings: B = 2,
+        learning rate 0.05, 64 leaves, max_bin 10000, bagging 0.9 every iteration, min_data_in_leaf 5,
+        min_sum_hessian_in_leaf 5, 1000 trees.
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines. LightGBM's lambdarank leaves documents
+        outside every pair at hessian 0.
+    """
+
+    name = "umart"
+
+    def __init__(self, *, window: int = 2, sigmoid: float | None = None,
+                 lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
+                 label_gain=None, max_dcg_at: int | None = None, score_distance_norm: bool | None = None,
+                 log_norm: bool | None = None, hessian_sigma_power: int | None = None, preset: str = "lightgbm",
+                 lightgbm_arithmetic: bool = False, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        super().__init__(hessian_floor=hessian_floor)
+        if preset not in _PRESETS:
+            raise ValueError(f"preset must be one of {', '.join(_PRESETS)}, got {preset!r}")
+        defaults = _PRESETS[preset]
+        self.preset = preset
+        self.window = _positive_int("window", window)
+        self.sigmoid = float(defaults["sigmoid"] if sigmoid is None else sigmoid)
+        if not (np.isfinite(self.sigmoid) and self.sigmoid > 0):
+            raise ValueError(f"sigmoid must be a positive number, got {sigmoid!r}")
+        truncation = (defaults["lambdarank_truncation_level"] if lambdarank_truncation_level == "preset"
+                      else lambdarank_truncation_level)
+        self.lambdarank_truncation_level = None if truncation is None else _positive_int(
+            "lambdarank_truncation_level", truncation)
+        self.lambdarank_norm = bool(defaults["lambdarank_norm"] if lambdarank_norm is None else lambdarank_norm)
+        self.score_distance_norm = _maybe_bool(defaults["score_distance_norm"] if score_distance_norm is None
+                                               else score_distance_norm)
+        self.log_norm = _maybe_bool(defaults["log_norm"] if log_norm is None else log_norm)
+        max_dcg_at = defaults["max_dcg_at"] if max_dcg_at is None else max_dcg_at
+        self.max_dcg_at = None if max_dcg_at is None else _positive_int("max_dcg_at", max_dcg_at)
+        power = defaults["hessian_sigma_power"] if hessian_sigma_power is None else hessian_sigma_power
+        self.hessian_sigma_power = _positive_int("hessian_sigma_power", power)
+        self.lightgbm_arithmetic = bool(lightgbm_arithmetic)
+        if self.lightgbm_arithmetic and (self.window != 1 or self.hessian_sigma_power != 2):
+            raise ValueError("lightgbm_arithmetic reproduces LightGBM's lambdarank: it needs window=1 and "
+                             "hessian_sigma_power=2")
+        if label_gain is None:
+            self.label_gain = None
+        else:
+            gains = np.asarray(label_gain, dtype=np.float64)
+            if gains.ndim != 1 or gains.size == 0 or not np.all(np.isfinite(gains)):
+                raise ValueError("label_gain must be a non-empty sequence of finite numbers")
+            self.label_gain = tuple(float(g) for g in gains)
+
+    def _params(self) -> dict:
+        return {"window": self.window, "sigmoid": self.sigmoid,
+                "lambdarank_truncation_level": self.lambdarank_truncation_level,
+                "lambdarank_norm": self.lambdarank_norm, "label_gain": self.label_gain,
+                "max_dcg_at": self.max_dcg_at, "score_distance_norm": self.score_distance_norm,
+                "log_norm": self.log_norm, "hessian_sigma_power": self.hessian_sigma_power,
+                "preset": self.preset, "lightgbm_arithmetic": self.lightgbm_arithmetic,
+                "hessian_floor": self.hessian_floor}
+
+    @property
+    def _switches(self) -> tuple[bool, bool]:
+        distance = self.lambdarank_norm if self.score_distance_norm is None else self.score_distance_norm
+        log = self.lambdarank_norm if self.log_norm is None else self.log_norm
+        return distance, log
+
+    def _gains(self, labels) -> np.ndarray:
+        top = int(labels.max()) if labels.size else 0
+        if self.label_gain is None:
+            if top >= _DEFAULT_GAIN_LABELS:
+                raise ValueError(f"label {top} is beyond the default label_gain (labels 0..30, as LightGBM's); "
+                                 "pass label_gain=[...] to cover it")
+            return np.exp2(np.arange(_DEFAULT_GAIN_LABELS, dtype=np.float64)) - 1.0
+        if top >= len(self.label_gain):
+            raise ValueError(f"label {top} has no entry in label_gain (it covers labels 0..{len(self.label_gain) - 1})")
+        return np.asarray(self.label_gain, dtype=np.float64)
+
+    def _prepare(self, data: QueryData):
+        gains = self._gains(data.labels)
+        at = self.max_dcg_at or self.lambdarank_truncation_level or int(np.diff(data.offsets).max())
+        return gains, _inverse_max_dcgs(data.labels, data.offsets, gains, at)
+
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
+        gains, inverse_max_dcgs = state
+        truncation = self.lambdarank_truncation_level or np.iinfo(np.int64).max
+        distance, log = self._switches
+        _umart_kernel(scores, data.labels, data.offsets, inverse_max_dcgs, gains, self.window, self.sigmoid,
+                      truncation, distance, log, self.hessian_sigma_power, self.lightgbm_arithmetic,
+                      self.hessian_floor, grad, hess)
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _maybe_bool(value):
+    return None if value is None else bool(value)
