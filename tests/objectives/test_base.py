@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from plboost.objectives import PLRank, get_objective
+from plboost import metrics
+from plboost.objectives import OBJECTIVES, PLRank, UMart, URank, get_objective
+
+EVERY_OBJECTIVE = [PLRank(top_k=10, n_permutations=3, seed=4), URank(), UMart(window=2)]
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +78,9 @@ def test_data_without_groups_is_refused_clearly(ranking_arrays):
         PLRank()(np.zeros(3), np.zeros(3))
 
 
-def test_lgbmranker_adapter_trains_the_same_model_as_lgb_train(ranking_arrays):
+@pytest.mark.parametrize("obj", EVERY_OBJECTIVE, ids=lambda o: o.name)
+def test_lgbmranker_adapter_trains_the_same_model_as_lgb_train(ranking_arrays, obj):
     X, labels, sizes, _ = ranking_arrays
-    obj = PLRank(top_k=10, n_permutations=3, seed=4)
     booster = lgb.train({"objective": obj, **LGB_PARAMS}, lgb.Dataset(X, labels, group=sizes), num_boost_round=15)
     ranker = lgb.LGBMRanker(objective=obj.sklearn(), n_estimators=15, **LGB_PARAMS)
     ranker.fit(X, labels, group=sizes)
@@ -105,15 +108,31 @@ def test_one_objective_serves_several_datasets_as_in_lgb_cv(ranking_arrays):
     assert 0.0 < results["valid ndcg@5-mean"][-1] <= 1.0
 
 
+@pytest.mark.parametrize("obj", EVERY_OBJECTIVE, ids=lambda o: o.name)
+def test_every_objective_trains_xgboost_and_improves_ndcg(ranking_arrays, obj):
+    X, labels, sizes, offsets = ranking_arrays
+    matrix = xgb.DMatrix(X, labels)
+    matrix.set_group(sizes)
+    booster = xgb.train({"tree_method": "hist", "max_depth": 3}, matrix, num_boost_round=10, obj=obj)
+    scores = booster.predict(matrix, output_margin=True)
+    assert metrics.ndcg(scores, labels, offsets=offsets) > metrics.ndcg(np.zeros(len(labels)), labels,
+                                                                        offsets=offsets) + 0.1
+
+
+def test_every_registered_objective_is_covered():
+    assert {obj.name for obj in EVERY_OBJECTIVE} == set(OBJECTIVES)
+
+
 def test_copies_and_pickles_keep_the_parameters():
     obj = PLRank(top_k=3, n_permutations=2, seed=9, skip_uniform_queries=False, compress_contexts=False,
                  hessian_floor=1e-4)
     labels, offsets = np.array([1.0, 0.0, 2.0]), np.array([0, 3])
     obj.state(labels, offsets)
-    for clone in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj))):
-        assert repr(clone) == repr(obj)
-        np.testing.assert_array_equal(clone.gradients(np.arange(3.0), labels, offsets)[0],
-                                      obj.gradients(np.arange(3.0), labels, offsets)[0])
+    for original in (obj, UMart(preset="paper", window=3), URank(hessian_floor=0.0)):
+        for clone in (copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
+            assert repr(clone) == repr(original)
+            np.testing.assert_array_equal(clone.gradients(np.arange(3.0), labels, offsets)[0],
+                                          original.gradients(np.arange(3.0), labels, offsets)[0])
     assert repr(get_objective("plrank", top_k=3)) == repr(PLRank(top_k=3))
     with pytest.raises(ValueError, match="unknown plboost objective 'listnet'"):
         get_objective("listnet")
