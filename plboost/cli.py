@@ -187,6 +187,7 @@ DEMO_CONFIGURATIONS = (
     ("plrank", {"top_k": 10, "n_permutations": 3}),
     ("umart", {"window": 2}),
     ("urank", {}),
+    ("pl_partition", {}),
 )
 
 

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from plboost.data import make_synthetic
-from plboost.objectives import PLRank, UMart, URank
+from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 
 
 def alternate(a, b, repeats: int) -> tuple[float, float]:
@@ -46,7 +46,7 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
     scores = np.random.default_rng(0).normal(size=data.n_docs)
     dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
     objectives = [PLRank(top_k=10, n_permutations=1), PLRank(top_k=10, n_permutations=3), URank(),
-                  UMart(window=1), UMart(window=2), UMart(window=10)]
+                  UMart(window=1), UMart(window=2), UMart(window=10), PLPartition(), PLLowerBound()]
     rows = []
     for obj in objectives:
         obj.warm_up()
@@ -60,6 +60,34 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
         rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
                      "ms": 1e3 * kernel, "baseline": "np.exp", "baseline ms": 1e3 * baseline,
                      "ratio": kernel / baseline, "note": note})
+    return rows
+
+
+def partition_rows(n_docs: int, repeats: int) -> list[dict]:
+    """PL-Partition against PLRank as the top partition grows: queries of k relevant documents above
+    1000 irrelevant ones (k = 10, 100, 1000), about ``n_docs`` documents in all."""
+    rng = np.random.default_rng(0)
+    data = make_synthetic(n_queries=n_docs // 134, n_features=1, docs_per_query=(20, 500), seed=0)
+    scores = rng.normal(size=data.n_docs)
+    partition, plrank = PLPartition(), PLRank(top_k=10)
+    ours, theirs = alternate(lambda: partition.gradients(scores, data.labels, data.offsets),
+                             lambda: plrank.gradients(scores, data.labels, data.offsets), repeats)
+    rows = [{"kernel": "PLPartition() grad+hess, the kernel data above", "documents": data.n_docs,
+             "queries": data.n_queries, "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)", "baseline ms": 1e3 * theirs,
+             "ratio": ours / theirs, "note": "both through .gradients(scores, labels, offsets)"}]
+    for top in (10, 100, 1000):
+        size = top + 1000
+        n_queries = max(1, n_docs // size)
+        labels = np.tile(np.r_[np.ones(top), np.zeros(1000)], n_queries)
+        offsets = np.arange(n_queries + 1, dtype=np.int64) * size
+        scores = rng.normal(size=labels.size)
+        partition, plrank = PLPartition(), PLRank(top_k=10)
+        ours, theirs = alternate(lambda: partition.gradients(scores, labels, offsets),
+                                 lambda: plrank.gradients(scores, labels, offsets), repeats)
+        rows.append({"kernel": f"PLPartition(), top partition of {top} above 1000", "documents": labels.size,
+                     "queries": n_queries, "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)",
+                     "baseline ms": 1e3 * theirs, "ratio": ours / theirs,
+                     "note": f"{1e9 * ours / (n_queries * top):.0f} ns per top document"})
     return rows
 
 
@@ -148,6 +176,7 @@ def main(argv=None) -> int:
           f"numba {numba.__version__} ({numba.get_num_threads()} threads), numpy {np.__version__}, "
           f"python {platform.python_version()}; medians of {repeats} alternated runs")
     print_table(kernel_rows(n_queries, repeats) + lambdarank_rows(n_queries, repeats)
+                + partition_rows(20_000 if args.small else 1_000_000, engine_repeats)
                 + engine_rows(engine_queries, rounds, engine_repeats))
     return 0
 

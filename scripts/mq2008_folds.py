@@ -2,6 +2,7 @@
 
     python scripts/mq2008_folds.py plrank [DATA_DIR]   # PLRank paper: compression ratios + Table-1 metrics
     python scripts/mq2008_folds.py umart [DATA_DIR]    # uMart paper: uMart (B = 2, 10), uRank, lambdarank
+    python scripts/mq2008_folds.py partition [DATA_DIR]  # PL-Partition, PLRank (3 permutations), lambdarank
 
 DATA_DIR defaults to ../shared/data/MQ2008 beside the repository. Every configuration of a study is trained
 with the same tree parameters on each fold's train file, early-stopped on its vali file (validation
@@ -11,6 +12,9 @@ plrank: learning rate 0.1, 30 leaves, at most 1000 trees (the PLRank paper's), e
 rounds; PLRank with 1 and 3 permutations (K = 10) against lambdarank; NDCG@1,3,5,10 and ERR@10 with
 queries without relevant documents counted as 1 (LightGBM) and left out; first, the compression ratio of
 3, 6 and 9 permutations on Fold1 train.
+
+partition: the plrank study's tree parameters and metrics, PL-Partition against PLRank (3 permutations)
+and lambdarank.
 
 umart: the uMart authors' tree settings (learning rate 0.05, 64 leaves, bagging 0.9 every iteration,
 min_data_in_leaf 5; their max_bin 10000 and min_sum_hessian_in_leaf 5 are left at LightGBM's defaults,
@@ -35,6 +39,11 @@ STUDIES = {
     "plrank": dict(
         configurations=(("plrank", {"top_k": 10, "n_permutations": 1}),
                         ("plrank", {"top_k": 10, "n_permutations": 3}), ("lambdarank", {})),
+        tree=dict(learning_rate=0.1, num_leaves=30, rounds=1000, early_stopping=50, engine_params={}),
+        policies=("one", "exclude"), metrics=("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10"),
+    ),
+    "partition": dict(
+        configurations=(("pl_partition", {}), ("plrank", {"top_k": 10, "n_permutations": 3}), ("lambdarank", {})),
         tree=dict(learning_rate=0.1, num_leaves=30, rounds=1000, early_stopping=50, engine_params={}),
         policies=("one", "exclude"), metrics=("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10"),
     ),
@@ -87,7 +96,7 @@ def summary_table(by_config: dict, metric_names) -> str:
         row = {"configuration": label}
         for name in metric_names:
             values = np.array([f[name] for f in folds])
-            row[name] = f"{values.mean():.4f} ± {values.std(ddof=1):.4f}"
+            row[name] = f"{values.mean():.4f} ± {values.std(ddof=1):.4f}" if values.size > 1 else f"{values[0]:.4f}"
         row["trees (mean)"] = f"{np.mean([f['trees'] for f in folds]):.0f}"
         row["s/fold"] = f"{np.mean([f['seconds'] for f in folds]):.2f}"
         rows.append(row)

@@ -81,6 +81,6 @@ def test_demo_prints_the_comparison_table(tmp_path, capsys):
     printed = capsys.readouterr().out
     for name in ("lambdarank [lightgbm]", "plrank(top_k=10, n_permutations=1) [lightgbm]",
                  "plrank(top_k=10, n_permutations=3) [lightgbm]", "umart(window=2) [lightgbm]",
-                 "urank [lightgbm]"):
+                 "urank [lightgbm]", "pl_partition [lightgbm]"):
         assert name in printed
-    assert len(list(tmp_path.glob("result-*.json"))) == 5
+    assert len(list(tmp_path.glob("result-*.json"))) == 6

@@ -6,11 +6,12 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, compress_co
 """
 
 from ._base import RankingObjective
+from .partition import PLLowerBound, PLPartition
 from .plrank import PLRank, PLRankState
 from .urank import UMart, URank
 
 #: objective classes by the name the CLI and result files use
-OBJECTIVES = {cls.name: cls for cls in (PLRank, URank, UMart)}
+OBJECTIVES = {cls.name: cls for cls in (PLRank, URank, UMart, PLPartition, PLLowerBound)}
 
 
 def get_objective(name: str, **params) -> RankingObjective:
@@ -22,4 +23,5 @@ def get_objective(name: str, **params) -> RankingObjective:
     return cls(**params)
 
 
-__all__ = ["OBJECTIVES", "PLRank", "PLRankState", "RankingObjective", "UMart", "URank", "get_objective"]
+__all__ = ["OBJECTIVES", "PLLowerBound", "PLPartition", "PLRank", "PLRankState", "RankingObjective", "UMart",
+           "URank", "get_objective"]

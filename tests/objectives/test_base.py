@@ -9,9 +9,10 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics
-from plboost.objectives import OBJECTIVES, PLRank, UMart, URank, get_objective
+from plboost.objectives import OBJECTIVES, PLLowerBound, PLPartition, PLRank, UMart, URank, get_objective
 
-EVERY_OBJECTIVE = [PLRank(top_k=10, n_permutations=3, seed=4), URank(), UMart(window=2)]
+EVERY_OBJECTIVE = [PLRank(top_k=10, n_permutations=3, seed=4), URank(), UMart(window=2), PLPartition(),
+                   PLLowerBound()]
 
 
 @pytest.fixture(scope="module")
