@@ -7,6 +7,8 @@ Examples::
         --early-stopping 50 --save-model model.txt --out results.json
     plboost train ... --objective lambdarank          # LightGBM's own, for comparison
     plboost evaluate --model model.txt --data Fold1/test.txt
+    plboost compare MSLR-WEB10K/ --run plrank,n_permutations=3 --run umart,window=2 --baselines \\
+        --rounds 1000 --early-stopping 50 --out results/ --plot
     plboost demo
 """
 
@@ -17,6 +19,7 @@ import ast
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
@@ -70,15 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"objective name: {', '.join(objectives)} (default plrank)")
     train.add_argument("--param", action="append", type=parse_assignment, default=[], metavar="KEY=VALUE",
                        help="objective parameter, repeatable (e.g. top_k=10, n_permutations=3)")
-    train.add_argument("--engine", choices=ENGINES, default="lightgbm")
-    train.add_argument("--rounds", type=_positive_int, default=100, help="boosting rounds (default 100)")
-    train.add_argument("--learning-rate", type=float, default=0.1)
-    train.add_argument("--num-leaves", type=_positive_int, default=31)
-    train.add_argument("--early-stopping", type=_positive_int, metavar="N",
-                       help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
-    train.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
-                       metavar="KEY=VALUE", help="raw engine parameter, repeatable (e.g. min_data_in_leaf=5)")
-    train.add_argument("--seed", type=int, default=0)
+    _add_training_options(train)
     train.add_argument("--save-model", type=Path, metavar="PATH", help="save the model (engine's own format)")
     train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
     _add_evaluation_options(train)
@@ -92,6 +87,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluation_options(evaluate)
     _add_common_options(evaluate)
 
+    compare = commands.add_parser(
+        "compare", help="many configurations x the folds of a benchmark -> a table (mean ± std over folds)",
+        description="Train every configuration on every split of DATA (LETOR 4.0/MSLR or LETOR 3.0 folds, "
+                    "Yahoo! LTR sets, or one train/vali/test triple; .gz accepted) and report test metrics.")
+    compare.add_argument("data", type=Path, help="dataset directory")
+    compare.add_argument("--run", action="append", default=[], metavar="SPEC",
+                         help="a configuration: objective[@engine][,key=value...], e.g. plrank,n_permutations=3 "
+                              "or rank:ndcg@xgboost; repeatable")
+    compare.add_argument("--config", type=Path, metavar="TOML", help="configurations from a TOML file "
+                         "([defaults] and [[run]] tables; see plboost.experiment.load_config)")
+    compare.add_argument("--baselines", action="store_true",
+                         help="add the engines' own objectives: lambdarank, rank_xendcg, regression (LightGBM); "
+                              "rank:ndcg, rank:pairwise (XGBoost, when an XGBoost run is present)")
+    compare.add_argument("--folds", type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+                         metavar="NAMES", help="splits to use, e.g. Fold1,Fold2 (default: all)")
+    compare.add_argument("--out", type=Path, metavar="DIR",
+                         help="write results.csv, summary.csv, results.json and per-run records there")
+    compare.add_argument("--plot", action="store_true", help="with --out: validation NDCG curves as a PNG")
+    compare.add_argument("--no-resume", action="store_true", help="recompute runs already recorded in --out")
+    _add_training_options(compare)
+    _add_evaluation_options(compare)
+    _add_common_options(compare)
+
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
     demo.add_argument("--rounds", type=_positive_int, default=150)
@@ -99,6 +117,29 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
     return parser
+
+
+def _add_training_options(parser):
+    parser.add_argument("--engine", choices=ENGINES, default="lightgbm")
+    parser.add_argument("--rounds", type=_positive_int, default=100, help="boosting rounds (default 100)")
+    parser.add_argument("--learning-rate", type=float, default=0.1)
+    parser.add_argument("--num-leaves", type=_positive_int, default=31)
+    parser.add_argument("--early-stopping", type=_positive_int, metavar="N",
+                        help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
+    parser.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
+                        metavar="KEY=VALUE", help="raw engine parameter, repeatable (e.g. min_data_in_leaf=5)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _spec_from_args(args, **overrides):
+    from .experiment import RunSpec
+
+    values = dict(engine=args.engine, rounds=args.rounds, learning_rate=args.learning_rate,
+                  num_leaves=args.num_leaves, early_stopping=args.early_stopping, eval_at=args.eval_at,
+                  engine_params=dict(args.engine_param), seed=args.seed, no_relevant=args.no_relevant,
+                  g_max=args.g_max)
+    values.update(overrides)
+    return RunSpec(**values)
 
 
 def _add_evaluation_options(parser):
@@ -118,7 +159,7 @@ def _add_common_options(parser):
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _train, "evaluate": _evaluate, "demo": _demo}[args.command](args)
+        return {"train": _train, "evaluate": _evaluate, "compare": _compare, "demo": _demo}[args.command](args)
     except (ValueError, FileNotFoundError, TypeError) as error:
         print(f"plboost {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -139,13 +180,9 @@ def _print_result(result) -> None:
 
 def _train(args) -> int:
     from .data import load_splits
-    from .experiment import RunSpec, run
+    from .experiment import run
 
-    spec = RunSpec(objective=args.objective, objective_params=dict(args.param), engine=args.engine,
-                   rounds=args.rounds, learning_rate=args.learning_rate, num_leaves=args.num_leaves,
-                   early_stopping=args.early_stopping, eval_at=args.eval_at,
-                   engine_params=dict(args.engine_param), seed=args.seed, no_relevant=args.no_relevant,
-                   g_max=args.g_max)
+    spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
     train, valid, test = load_splits(args.train, args.valid, args.test, cache=not args.no_cache,
@@ -180,42 +217,63 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    from .data.layouts import find_layout
+    from .experiment import BASELINES, compare, load_config, parse_run
+
+    defaults = _spec_from_args(args)
+    specs = load_config(args.config, defaults) if args.config else []
+    specs += [parse_run(text, defaults) for text in args.run]
+    if args.baselines:
+        engines = sorted({spec.engine for spec in specs} | {defaults.engine})
+        present = {spec.label for spec in specs}
+        baselines = [replace(defaults, objective=name, engine=engine, objective_params={})
+                     for engine in engines for name in BASELINES[engine]]
+        specs += [spec for spec in baselines if spec.label not in present]
+    if not specs:
+        raise ValueError("nothing to compare: give --run, --config or --baselines")
+    if args.plot and not args.out:
+        raise ValueError("--plot needs --out (the PNG is written there)")
+    layout = find_layout(args.data)
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    result = compare(specs, layout, splits=args.folds, out_dir=args.out, resume=not args.no_resume,
+                     progress=not args.quiet, log=log, load_options={"cache": not args.no_cache,
+                                                                     "progress": not args.quiet})
+    print(result.header())
+    print(result.table())
+    if args.out:
+        written = result.save(args.out)
+        if args.plot:
+            written["plot"] = result.plot(args.out / "validation_ndcg.png")
+        print("wrote " + ", ".join(str(path) for path in written.values()), file=sys.stderr)
+    return 0
+
+
 #: the configurations the demo trains: plboost objectives against LightGBM's lambdarank
-DEMO_CONFIGURATIONS = (
-    ("lambdarank", {}),
-    ("plrank", {"top_k": 10, "n_permutations": 1}),
-    ("plrank", {"top_k": 10, "n_permutations": 3}),
-    ("umart", {"window": 2}),
-    ("urank", {}),
-    ("pl_partition", {}),
-)
+DEMO_RUNS = ("lambdarank", "plrank,n_permutations=1", "plrank,n_permutations=3", "umart,window=2", "urank",
+             "pl_partition")
 
 
 def _demo(args) -> int:
-    from .data import load_splits, write_synthetic_splits
-    from .experiment import RunSpec, format_table, run
+    from .data import write_synthetic_splits
+    from .data.layouts import find_layout
+    from .experiment import RunSpec, compare, parse_run
 
     with tempfile.TemporaryDirectory(prefix="plboost-demo-") as scratch:
         directory = args.out or Path(scratch)
-        paths = write_synthetic_splits(directory, n_queries=(args.queries, args.queries // 3, args.queries // 3),
-                                       seed=args.seed)
-        train, valid, test = load_splits(paths["train"], paths["vali"], paths["test"], cache=False)
-        print(f"synthetic data in {directory}: {train.n_queries} / {valid.n_queries} / {test.n_queries} "
-              f"queries (train / valid / test), {train.n_features} features")
-        rows, conventions = [], ""
-        for objective, params in DEMO_CONFIGURATIONS:
-            spec = RunSpec(objective=objective, objective_params=params, rounds=args.rounds,
-                           learning_rate=0.1, num_leaves=31, early_stopping=30, seed=args.seed)
-            result = run(spec, train, valid, test, progress=not args.quiet)
-            conventions = result.conventions
-            rows.append({"objective": spec.label, **result.metrics, "seconds": result.model.train_seconds,
-                         "trees": result.model.trees_used})
-            if args.out:
-                result.save_json(Path(directory) / f"result-{len(rows)}.json")
-        print(f"test metrics, LightGBM, {args.rounds} rounds at most (early stopping on valid NDCG@10); "
-              f"{conventions}")
-        print(format_table(rows, ["objective", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "ERR",
-                                  "seconds", "trees"]))
+        write_synthetic_splits(directory / "data", n_queries=(args.queries, args.queries // 3, args.queries // 3),
+                               seed=args.seed)
+        defaults = RunSpec(rounds=args.rounds, learning_rate=0.1, num_leaves=31, early_stopping=30, seed=args.seed)
+        specs = [parse_run(text, defaults) for text in DEMO_RUNS]
+        result = compare(specs, find_layout(directory / "data"), progress=not args.quiet,
+                         out_dir=directory / "results" if args.out else None, resume=False,
+                         load_options={"cache": False})
+        print(f"synthetic LETOR-like data ({args.queries} training queries, seed {args.seed}); LightGBM, "
+              f"{args.rounds} rounds at most, early stopping on validation NDCG@10")
+        print(result.header())
+        print(result.table())
+        if args.out:
+            result.save(directory / "results")
     return 0
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from plboost.cli import main, parse_assignment
-from plboost.data import make_synthetic
+from plboost.data import make_synthetic, write_synthetic_splits
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +68,44 @@ def test_bad_flag_values_are_refused_by_the_parser(capsys):
     assert "comma-separated integers" in capsys.readouterr().err
 
 
+@pytest.fixture(scope="module")
+def synthetic_folds(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("folds")
+    for fold in (1, 2):
+        write_synthetic_splits(directory / f"Fold{fold}", n_queries=(40, 15, 15), seed=fold)
+    return directory
+
+
+def test_compare_runs_configurations_over_folds(synthetic_folds, tmp_path, capsys):
+    config = tmp_path / "runs.toml"
+    config.write_text('[[run]]\nobjective = "urank"\n')
+    out = tmp_path / "out"
+    argv = ["compare", str(synthetic_folds), "--run", "plrank,n_permutations=2", "--run", "rank:ndcg@xgboost",
+            "--config", str(config), "--baselines", "--rounds", "8", "--num-leaves", "7", "--early-stopping", "4",
+            "--out", str(out), "--plot", "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    labels = ["plrank(n_permutations=2) [lightgbm]", "rank:ndcg [xgboost]", "urank [lightgbm]", "lambdarank [lightgbm]",
+              "rank_xendcg [lightgbm]", "regression [lightgbm]", "rank:pairwise [xgboost]"]
+    for label in labels:
+        assert label in printed
+    assert "2 split(s) (Fold1, Fold2)" in printed and "ties: stable sort" in printed
+    saved = json.loads((out / "results.json").read_text())
+    assert len(saved["results"]) == 2 * len(labels)
+    assert (out / "validation_ndcg.png").is_file() and (out / "summary.csv").is_file()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "{data}", "--quiet"], "nothing to compare"),
+    (["compare", "{data}", "--run", "plrank", "--plot", "--quiet"], "--plot needs --out"),
+    (["compare", "{data}", "--run", "plrank,top_k", "--quiet"], "is not key=value"),
+    (["compare", "{data}/Fold1/train.txt", "--run", "plrank", "--quiet"], "does not exist"),
+])
+def test_compare_errors(synthetic_folds, capsys, argv, message):
+    assert main([a.format(data=synthetic_folds) for a in argv]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_parse_assignment():
     assert parse_assignment("top_k=10") == ("top_k", 10)
     assert parse_assignment("top_k=None") == ("top_k", None)
@@ -79,8 +117,9 @@ def test_parse_assignment():
 def test_demo_prints_the_comparison_table(tmp_path, capsys):
     assert main(["demo", "--queries", "60", "--rounds", "10", "--out", str(tmp_path), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    for name in ("lambdarank [lightgbm]", "plrank(top_k=10, n_permutations=1) [lightgbm]",
-                 "plrank(top_k=10, n_permutations=3) [lightgbm]", "umart(window=2) [lightgbm]",
-                 "urank [lightgbm]", "pl_partition [lightgbm]"):
+    for name in ("lambdarank [lightgbm]", "plrank(n_permutations=1) [lightgbm]", "plrank(n_permutations=3) [lightgbm]",
+                 "umart(window=2) [lightgbm]", "urank [lightgbm]", "pl_partition [lightgbm]"):
         assert name in printed
-    assert len(list(tmp_path.glob("result-*.json"))) == 6
+    saved = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert len(saved["results"]) == 6
+    assert (tmp_path / "data" / "train.txt").is_file()

@@ -25,7 +25,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .._queries import (DEFAULT_MAX_LABEL, InvalidLabelError, NonContiguousQueryError, check_labels,
                         offsets_from_boundaries, offsets_from_qids, offsets_from_sizes)

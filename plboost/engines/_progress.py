@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 
 class RoundProgress:

@@ -40,3 +40,63 @@ def test_simulation_quick_mode_fills_its_table():
 def test_mq2008_study_on_one_fold(shared_data, study):
     out = run_script("mq2008_folds.py", study, str(shared_data / "MQ2008"), "--folds", "1")
     assert "NDCG@10" in out and "lambdarank [lightgbm]" in out
+
+
+# --------------------------------------------------------------------------------------------------
+# The paper's full-benchmark runs, on synthetic data written in each layout
+
+from plboost.data import make_synthetic  # noqa: E402
+
+
+def write_split(data, paths):
+    for part, path in zip(data, paths):
+        part.save_svmlight(path)
+
+
+def synthetic_parts(seed):
+    data = make_synthetic(n_queries=60, n_features=8, docs_per_query=(5, 30), seed=seed)
+    return data.subset(range(0, 36)), data.subset(range(36, 48)), data.subset(range(48, 60))
+
+
+def test_run_mslr_on_folds_resumes_and_estimates(tmp_path):
+    for fold in (1, 2):
+        directory = tmp_path / "MSLR" / f"Fold{fold}"
+        directory.mkdir(parents=True)
+        write_split(synthetic_parts(fold), [directory / name for name in ("train.txt.gz", "vali.txt", "test.txt")])
+    out = tmp_path / "results"
+    first = run_script("run_mslr.py", str(tmp_path / "MSLR"), "--out", str(out), "--rounds", "3", "--quiet")
+    assert "letor4 layout, 2 split(s) x 10 configurations, 20 run(s) to do; estimated" in first
+    for label in ("plrank(top_k=10, n_permutations=6) [lightgbm]", "umart(window=2) [lightgbm]",
+                  "pl_partition [lightgbm]", "regression [lightgbm]", "rank:pairwise [xgboost]"):
+        assert label in first
+    assert (out / "results.json").is_file() and (out / "validation_ndcg.png").is_file()
+    again = run_script("run_mslr.py", str(tmp_path / "MSLR"), "--out", str(out), "--rounds", "3", "--quiet")
+    assert "0 run(s) to do; estimated 0.00 h" in again
+    assert again.split("\n", 1)[1] == first.split("\n", 1)[1]  # the same table, from the records
+
+
+def test_run_mslr_on_letor3_folds_estimate_only(tmp_path):
+    directory = tmp_path / "OHSUMED" / "Fold1"
+    directory.mkdir(parents=True)
+    write_split(synthetic_parts(3), [directory / f"{name}.txt" for name in ("trainingset", "validationset", "testset")])
+    out = run_script("run_mslr.py", str(tmp_path / "OHSUMED"), "--out", str(tmp_path / "r"), "--estimate-only",
+                     "--runs", "plrank;lambdarank")
+    assert "letor3 layout, 1 split(s) x 2 configurations, 2 run(s) to do" in out
+    assert not (tmp_path / "r" / "results.json").exists()
+
+
+def test_run_yahoo_runs_each_set_separately(tmp_path):
+    for number in (1, 2):
+        write_split(synthetic_parts(10 + number), [tmp_path / f"set{number}.{part}.txt" for part in ("train", "valid", "test")])
+    out = run_script("run_yahoo.py", str(tmp_path), "--out", str(tmp_path / "r"), "--rounds", "3", "--quiet",
+                     "--runs", "plrank,n_permutations=3;pl_partition;rank:ndcg@xgboost")
+    assert out.count("1 split(s) x 3 configurations") == 2
+    assert (tmp_path / "r" / "set1" / "results.json").is_file() and (tmp_path / "r" / "set2" / "results.json").is_file()
+
+
+def test_run_mslr_on_the_mslr_slice(shared_data, tmp_path):
+    out = run_script("run_mslr.py", str(shared_data / "MSLR-WEB10K-5k"), "--out", str(tmp_path), "--rounds", "5",
+                     "--quiet", "--runs", "plrank,n_permutations=3;umart,window=2;lambdarank")
+    assert "single layout, 1 split(s) x 3 configurations" in out
+    table = [line for line in out.splitlines() if line.startswith("| plrank")]
+    assert len(table) == 1 and "0." in table[0]

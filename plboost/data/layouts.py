@@ -1,0 +1,112 @@
+"""Benchmark datasets as they come: the file layouts of LETOR, MSLR-WEB and Yahoo! LTR, recognised from a
+directory.
+
+=======================  ================================================================================
+layout                   files (each may also end in ``.gz``)
+=======================  ================================================================================
+``letor4`` (and MSLR)    ``Fold1/train.txt``, ``Fold1/vali.txt``, ``Fold1/test.txt``, ... up to Fold5
+``letor3``               ``Fold1/trainingset.txt``, ``Fold1/validationset.txt``, ``Fold1/testset.txt``, ...
+``yahoo``                ``set1.train.txt``, ``set1.valid.txt``, ``set1.test.txt`` (and set 2 likewise)
+``single``               one file each whose name holds ``train``, ``vali``/``valid`` (optional) and ``test``
+=======================  ================================================================================
+
+Each fold (or Yahoo! set) is a :class:`Split`. A directory matching none of these gets an error that lists
+what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+#: file names of each fold's parts in the fold layouts
+_FOLD_FILES = {
+    "letor4": ("train", "vali", "test"),
+    "letor3": ("trainingset", "validationset", "testset"),
+}
+_SUFFIXES = (".txt", ".txt.gz")
+
+
+@dataclass(frozen=True)
+class Split:
+    """One train/validation/test triple of a benchmark (a fold, or a Yahoo! set)."""
+
+    name: str
+    train: Path
+    valid: Path | None
+    test: Path
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A recognised dataset directory: its layout name and splits, in order."""
+
+    kind: str
+    directory: Path
+    splits: tuple[Split, ...]
+
+
+def _find(directory: Path, stem: str) -> Path | None:
+    for suffix in _SUFFIXES:
+        path = directory / f"{stem}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def _fold_layout(directory: Path, kind: str) -> tuple[Split, ...]:
+    names = _FOLD_FILES[kind]
+    splits = []
+    for fold in sorted((p for p in directory.iterdir() if re.fullmatch(r"Fold\d+", p.name) and p.is_dir()),
+                       key=lambda p: int(p.name[4:])):
+        train, valid, test = (_find(fold, name) for name in names)
+        if train and valid and test:
+            splits.append(Split(fold.name, train, valid, test))
+    return tuple(splits)
+
+
+def _yahoo_layout(directory: Path) -> tuple[Split, ...]:
+    splits = []
+    for number in (1, 2):
+        train, valid, test = (_find(directory, f"set{number}.{part}") for part in ("train", "valid", "test"))
+        if train and valid and test:
+            splits.append(Split(f"set{number}", train, valid, test))
+    return tuple(splits)
+
+
+def _single_layout(directory: Path) -> tuple[Split, ...]:
+    files = [p for p in directory.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES)]
+    roles = {"train": r"train", "valid": r"vali", "test": r"test"}
+    found = {role: [p for p in files if re.search(pattern, p.name, re.IGNORECASE)] for role, pattern in roles.items()}
+    if len(found["train"]) == 1 and len(found["test"]) == 1 and len(found["valid"]) <= 1:
+        valid = found["valid"][0] if found["valid"] else None
+        return (Split(directory.name or "data", found["train"][0], valid, found["test"][0]),)
+    return ()
+
+
+def find_layout(directory) -> Layout:
+    """Recognise the layout of a benchmark directory (see the module docstring).
+
+    Raises ``FileNotFoundError`` for a missing directory and ``ValueError``, listing the layouts
+    expected and the files found, when nothing matches.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"dataset directory {directory} does not exist")
+    for kind in ("letor4", "letor3"):
+        splits = _fold_layout(directory, kind)
+        if splits:
+            return Layout(kind, directory, splits)
+    for kind, finder in (("yahoo", _yahoo_layout), ("single", _single_layout)):
+        splits = finder(directory)
+        if splits:
+            return Layout(kind, directory, splits)
+    found = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())[:20]
+    raise ValueError(
+        f"{directory}: no known dataset layout. Expected one of:\n"
+        "  LETOR 4.0 / MSLR-WEB folds: Fold1/train.txt, Fold1/vali.txt, Fold1/test.txt, ... (Fold1..Fold5)\n"
+        "  LETOR 3.0 folds: Fold1/trainingset.txt, Fold1/validationset.txt, Fold1/testset.txt, ...\n"
+        "  Yahoo! LTR: set1.train.txt, set1.valid.txt, set1.test.txt (set 2 likewise)\n"
+        "  one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name\n"
+        "(any of them may end in .gz). Found: " + (", ".join(found) if found else "no files"))

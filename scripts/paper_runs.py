@@ -1,0 +1,83 @@
+"""The PLRank paper's experiment on a full benchmark: shared by run_mslr.py and run_yahoo.py.
+
+Settings (Xia, Zhai and Wang): learning rate 0.1, 30 leaves, 1000 trees, K = 10. Configurations: PLRank
+with 1, 3 and 6 permutations, uMart (window 2), PL-Partition, and the engines' own objectives with the
+same tree parameters: LightGBM lambdarank, rank_xendcg and regression (MART); XGBoost rank:ndcg and
+rank:pairwise. Each finished run is recorded under OUT/runs/, so an interrupted run resumes where it
+stopped. Before starting, a pilot of a few rounds per configuration on the first split estimates the
+total time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from plboost.data import load_splits
+from plboost.experiment import RunSpec, compare, parse_run, record_path_of, run
+
+RUNS = ("plrank,top_k=10,n_permutations=1", "plrank,top_k=10,n_permutations=3",
+        "plrank,top_k=10,n_permutations=6", "umart,window=2", "pl_partition", "lambdarank", "rank_xendcg",
+        "regression", "rank:ndcg@xgboost", "rank:pairwise@xgboost")
+PILOT_ROUNDS = 5
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    arguments = argparse.ArgumentParser(description=description)
+    arguments.add_argument("data", type=Path, help="the benchmark's directory")
+    arguments.add_argument("--out", type=Path, help="results directory (default: results/<data name>)")
+    arguments.add_argument("--rounds", type=int, default=1000, help="trees per model (default 1000, the paper's)")
+    arguments.add_argument("--early-stopping", type=int, metavar="N",
+                           help="stop after N rounds without gain in validation NDCG@10 (default: off)")
+    arguments.add_argument("--runs", metavar="SPECS",
+                           help="configurations separated by ';', each objective[@engine][,key=value...] "
+                                "(default: all of the paper's)")
+    arguments.add_argument("--no-relevant", choices=("one", "zero", "exclude"), default="one",
+                           help="NDCG of queries without relevant documents (default one, as LightGBM)")
+    arguments.add_argument("--estimate-only", action="store_true", help="print the time estimate and stop")
+    arguments.add_argument("--quiet", action="store_true")
+    return arguments
+
+
+def specs_for(args) -> list[RunSpec]:
+    defaults = RunSpec(rounds=args.rounds, learning_rate=0.1, num_leaves=30, early_stopping=args.early_stopping,
+                       no_relevant=args.no_relevant)
+    return [parse_run(text, defaults) for text in (args.runs.split(";") if args.runs else RUNS)]
+
+
+def estimate_seconds(specs, layout, out: Path) -> tuple[float, int]:
+    """Seconds for the runs not recorded yet, from a pilot of a few rounds of each on the first split."""
+    pending = [(spec, split) for spec in specs for split in layout.splits
+               if not record_path_of(out, spec.label, split.name).is_file()]
+    if not pending:
+        return 0.0, 0
+    first = layout.splits[0]
+    start = time.perf_counter()
+    train, valid, test = load_splits(first.train, first.valid, first.test)
+    loading = time.perf_counter() - start
+    per_round = {}
+    for spec in {spec.label: spec for spec, _ in pending}.values():
+        pilot = run(replace(spec, rounds=PILOT_ROUNDS, early_stopping=None), train, valid, test)
+        per_round[spec.label] = pilot.model.train_seconds / PILOT_ROUNDS
+    splits_to_load = len({split.name for _, split in pending})
+    return sum(per_round[spec.label] * spec.rounds for spec, _ in pending) + loading * splits_to_load, len(pending)
+
+
+def run_benchmark(args, layout, out: Path, name: str) -> int:
+    specs = specs_for(args)
+    seconds, pending = estimate_seconds(specs, layout, out)
+    print(f"{name}: {layout.kind} layout, {len(layout.splits)} split(s) x {len(specs)} configurations, "
+          f"{pending} run(s) to do; estimated {seconds / 3600:.2f} h on this machine (a pilot of "
+          f"{PILOT_ROUNDS} rounds of each on {layout.splits[0].name}, scaled to {args.rounds} rounds)", flush=True)
+    if args.estimate_only:
+        return 0
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    result = compare(specs, layout, out_dir=out, resume=True, progress=not args.quiet, log=log)
+    print(result.header())
+    print(result.table())
+    result.save(out)
+    result.plot(out / "validation_ndcg.png")
+    return 0

@@ -1,0 +1,73 @@
+"""Recognising benchmark directories: LETOR 4.0/MSLR and LETOR 3.0 folds, Yahoo! LTR, one triple."""
+
+import pytest
+
+from plboost.data.layouts import find_layout
+
+
+def touch(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("0 qid:1 1:0.5\n")
+    return path
+
+
+def test_letor4_and_mslr_folds_with_gz(tmp_path):
+    for fold in (1, 2, 10):
+        for name in ("train", "vali", "test"):
+            touch(tmp_path / f"Fold{fold}" / (f"{name}.txt.gz" if fold == 2 else f"{name}.txt"))
+    layout = find_layout(tmp_path)
+    assert layout.kind == "letor4"
+    assert [s.name for s in layout.splits] == ["Fold1", "Fold2", "Fold10"]
+    assert layout.splits[1].valid == tmp_path / "Fold2" / "vali.txt.gz"
+
+
+def test_letor3_folds(tmp_path):
+    for fold in (1, 2, 3, 4, 5):
+        for name in ("trainingset", "validationset", "testset"):
+            touch(tmp_path / f"Fold{fold}" / f"{name}.txt")
+    layout = find_layout(tmp_path)
+    assert layout.kind == "letor3" and len(layout.splits) == 5
+    assert layout.splits[4].test == tmp_path / "Fold5" / "testset.txt"
+
+
+def test_yahoo_sets(tmp_path):
+    for number in (1, 2):
+        for part in ("train", "valid", "test"):
+            touch(tmp_path / f"set{number}.{part}.txt")
+    layout = find_layout(tmp_path)
+    assert layout.kind == "yahoo"
+    assert [(s.name, s.valid.name) for s in layout.splits] == [("set1", "set1.valid.txt"), ("set2", "set2.valid.txt")]
+
+
+def test_one_triple_with_or_without_validation(tmp_path):
+    for name in ("train.txt", "vali.txt", "test.txt.gz"):
+        touch(tmp_path / "a" / name)
+    layout = find_layout(tmp_path / "a")
+    assert layout.kind == "single" and layout.splits[0].valid.name == "vali.txt"
+    touch(tmp_path / "b" / "my.train.data.txt")
+    touch(tmp_path / "b" / "my.test.data.txt")
+    assert find_layout(tmp_path / "b").splits[0].valid is None
+
+
+def test_the_mslr_slice_in_shared_data(shared_data):
+    layout = find_layout(shared_data / "MSLR-WEB10K-5k")
+    assert layout.kind == "single"
+    assert layout.splits[0].train.name == "msn1.fold1.train.5k.txt.gz" and layout.splits[0].valid is None
+
+
+def test_mq2008_is_letor4(shared_data):
+    layout = find_layout(shared_data / "MQ2008")
+    assert layout.kind == "letor4" and [s.name for s in layout.splits] == [f"Fold{i}" for i in range(1, 6)]
+
+
+def test_unrecognised_directories_list_what_was_expected(tmp_path):
+    touch(tmp_path / "Fold1" / "train.txt")  # a fold without vali/test
+    touch(tmp_path / "notes.txt")
+    with pytest.raises(ValueError) as raised:
+        find_layout(tmp_path)
+    message = str(raised.value)
+    for expected in ("Fold1/train.txt, Fold1/vali.txt", "trainingset.txt", "set1.train.txt", "'train'",
+                     "Found: Fold1/train.txt, notes.txt"):
+        assert expected in message
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        find_layout(tmp_path / "missing")

@@ -1,0 +1,36 @@
+"""The notebooks run top to bottom (small settings), and are kept in git without outputs."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert [path.name for path in NOTEBOOKS] == ["pl_partition_simulation.ipynb", "plackett_luce_mq2008.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_stored_without_outputs(path):
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: strip outputs before committing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path, shared_data, monkeypatch):
+    monkeypatch.setenv("PLBOOST_NOTEBOOK_QUICK", "1")
+    monkeypatch.setenv("PLBOOST_DATA", str(shared_data))
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    errors = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+              if output.output_type == "error"]
+    assert not errors
+    images = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
+              if o.output_type == "display_data" and "image/png" in o.get("data", {})]
+    assert images, "every notebook draws at least one figure"
