@@ -1,14 +1,21 @@
-"""Benchmarks of plboost's kernels, each as a ratio to a baseline timed in the same run.
+"""plboost's benchmarks, each a ratio to a baseline measured in the same run (runs alternated A/B/A/B,
+medians compared, so that drifts of the machine's speed hit both sides alike). Prints Markdown tables.
 
-    python scripts/bench.py             # full size: about 1.2M documents in 10K queries (MSLR-like)
-    python scripts/bench.py --small     # a few thousand documents: checks that the code runs (CI)
+    python scripts/bench.py                      # everything at full size (MSLR-like: 1.2M+ documents)
+    python scripts/bench.py --small              # tiny sizes: checks that the code runs (CI does)
+    python scripts/bench.py --only kernels memory
 
-Kernels: one gradient+hessian call of PLRank (top_k=10; 1 and 3 permutations), uRank and uMart (windows
-1, 2, 10) as LightGBM makes it at every boosting round (``obj(scores, lgb.Dataset)``), on synthetic
-labels and standard-normal scores,
-against ``np.exp`` over the same score array. Engines: training time per tree with PLRank against the
-engine's own lambdarank (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``), same data and parameters. Runs are alternated A/B/A/B and the
-medians compared, so that drifts of the machine's speed hit both sides alike. Prints a Markdown table.
+Sections:
+
+* kernels: one gradient+hessian call of every objective as LightGBM makes it at each round
+  (``obj(scores, lgb.Dataset)``), against ``np.exp`` over the same scores; uMart against LightGBM's own
+  lambdarank gradients (a lambdarank minus a regression ``Booster.update()``); PL-Partition against
+  PLRank, also as the top partition grows from 10 to 1000 documents.
+* engines: training time per tree with PLRank against LightGBM lambdarank and XGBoost rank:ndcg.
+* memory: peak RSS of a fresh process training LightGBM with PLRank(n_permutations=3) against lambdarank.
+* loading: an MSLR-format file (136 features) parsed by plboost and by scikit-learn's
+  ``load_svmlight_file``, and the cached reload.
+* scaling: kernel time against documents per query (10 to 10,000), per document; uMart per pair.
 """
 
 from __future__ import annotations
@@ -156,6 +163,96 @@ def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     return rows
 
 
+MEMORY_SCRIPT = """
+import resource, sys, time
+import lightgbm as lgb
+from plboost.data import make_synthetic
+from plboost.objectives import PLRank
+n_queries, objective = int(sys.argv[1]), sys.argv[2]
+data = make_synthetic(n_queries=n_queries, n_features=136, seed=2)
+dataset = data.to_lightgbm(params={"verbosity": -1})
+obj = PLRank(top_k=10, n_permutations=3) if objective == "plrank" else objective
+if objective == "plrank":
+    obj.warm_up()
+lgb.train({"objective": obj, "verbosity": -1, "num_leaves": 31, "learning_rate": 0.1}, dataset, 20)
+print(data.n_docs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def memory_rows(n_queries: int, repeats: int) -> list[dict]:
+    """Peak RSS of a fresh process that generates MSLR-like data (136 features) and trains 20 rounds."""
+    import subprocess
+
+    peaks = {"plrank": [], "lambdarank": []}
+    documents = 0
+    for _ in range(repeats):
+        for objective in peaks:
+            out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(n_queries), objective],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            documents, kib = int(out[0]), int(out[1])
+            peaks[objective].append(kib / 1024)
+    ours, theirs = statistics.median(peaks["plrank"]), statistics.median(peaks["lambdarank"])
+    return [{"kernel": "peak RSS, LightGBM training with PLRank(n_permutations=3)", "documents": documents,
+             "queries": n_queries, "ms": f"{ours:.0f} MiB", "baseline": "LightGBM lambdarank",
+             "baseline ms": f"{theirs:.0f} MiB", "ratio": ours / theirs,
+             "note": f"fresh process each, 136 features, 20 rounds, medians of {repeats}"}]
+
+
+def loading_rows(n_lines: int, directory) -> list[dict]:
+    """Parsing an MSLR-format file (136 features, qid) with plboost and with scikit-learn, and the
+    cached reload; each timed once (a parse reads the file once from the page cache)."""
+    from pathlib import Path
+
+    from sklearn.datasets import load_svmlight_file
+
+    from plboost.data import load_svmlight
+
+    path = Path(directory) / "mslr_like.txt"
+    data = make_synthetic(n_queries=max(1, n_lines // 120), n_features=136, docs_per_query=(60, 240), seed=3)
+    data.save_svmlight(path)
+    size_mb = path.stat().st_size / 1e6
+    load_svmlight(path, cache=False)  # the file into the page cache, the code warm
+    start = time.perf_counter()
+    ours = load_svmlight(path, cache=True)
+    parse = time.perf_counter() - start
+    start = time.perf_counter()
+    load_svmlight_file(str(path), query_id=True)
+    sklearn = time.perf_counter() - start
+    start = time.perf_counter()
+    load_svmlight(path, cache=True)
+    cached = time.perf_counter() - start
+    common = {"documents": ours.n_docs, "queries": ours.n_queries}
+    return [
+        {"kernel": f"parse {size_mb:.0f} MB MSLR-format file (dense float32)", **common, "ms": 1e3 * parse,
+         "baseline": "sklearn load_svmlight_file", "baseline ms": 1e3 * sklearn, "ratio": parse / sklearn,
+         "note": "plboost parses with sklearn in 16 MiB chunks and checks the file"},
+        {"kernel": "cached reload of the same file", **common, "ms": 1e3 * cached, "baseline": "plboost parse",
+         "baseline ms": 1e3 * parse, "ratio": cached / parse, "note": f"{parse / cached:.0f}x faster"},
+    ]
+
+
+def scaling_rows(total: int, repeats: int) -> list[dict]:
+    """Kernel time per document as queries grow from 10 to 10,000 documents (about ``total`` in all)."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for size in (10, 100, 1000, 10000):
+        n_queries = max(1, total // size)
+        labels = rng.choice(5, size=n_queries * size, p=[0.52, 0.31, 0.13, 0.03, 0.01]).astype(float)
+        offsets = np.arange(n_queries + 1, dtype=np.int64) * size
+        scores = rng.normal(size=labels.size)
+        for obj in (PLRank(top_k=10), URank(), PLPartition(), UMart(window=2)):
+            seconds, _ = alternate(lambda: obj.gradients(scores, labels, offsets), lambda: None, repeats)
+            per_doc = 1e9 * seconds / labels.size
+            note = f"{per_doc:.0f} ns per document"
+            if isinstance(obj, UMart):
+                pairs = n_queries * sum(size - 1 - i for i in range(min(size - 1, 30)))
+                note += f"; {1e9 * seconds / pairs:.2f} ns per pair visited ({pairs} pairs, truncation 30)"
+            rows.append({"kernel": f"{_short(obj)}, queries of {size} documents", "documents": labels.size,
+                         "queries": n_queries, "ms": 1e3 * seconds, "baseline": "", "baseline ms": "",
+                         "ratio": "", "note": note})
+    return rows
+
+
 def print_table(rows: list[dict]) -> None:
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
@@ -165,19 +262,36 @@ def print_table(rows: list[dict]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+SECTIONS = ("kernels", "engines", "memory", "loading", "scaling")
+
+
 def main(argv=None) -> int:
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
     parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to run")
     args = parser.parse_args(argv)
-    n_queries, repeats = (50, 3) if args.small else (10_000, args.repeats or 21)
-    engine_queries, rounds, engine_repeats = (30, 3, 1) if args.small else (3_000, 50, args.repeats or 5)
-    print(f"# plboost kernel benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    small = args.small
+    repeats = args.repeats or (3 if small else 21)
+    few = args.repeats or (1 if small else 5)
+    print(f"# plboost benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"numba {numba.__version__} ({numba.get_num_threads()} threads), numpy {np.__version__}, "
-          f"python {platform.python_version()}; medians of {repeats} alternated runs")
-    print_table(kernel_rows(n_queries, repeats) + lambdarank_rows(n_queries, repeats)
-                + partition_rows(20_000 if args.small else 1_000_000, engine_repeats)
-                + engine_rows(engine_queries, rounds, engine_repeats))
+          f"python {platform.python_version()}")
+    sections = {
+        "kernels": lambda: (kernel_rows(50 if small else 10_000, repeats)
+                            + lambdarank_rows(50 if small else 10_000, repeats)
+                            + partition_rows(20_000 if small else 1_000_000, few)),
+        "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
+        "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3),
+        "loading": lambda: loading_rows(2_000 if small else 1_000_000, scratch),
+        "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
+    }
+    with tempfile.TemporaryDirectory(prefix="plboost-bench-") as scratch:
+        for name in args.only:
+            print(f"\n## {name}\n", flush=True)
+            print_table(sections[name]())
     return 0
 
 

@@ -202,7 +202,114 @@ def _lightgbm_sigmoid(delta, sigma):
 
 
 @kernel
-def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, window, sigma, truncation,
+def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several, limit,
+                  inverse_max_dcg, sigma, sigma_hess, divide, lam, nu):
+    """uMart's pair terms: pairs (i, j) of positions, i < j, i < limit, different levels. Returns Λ.
+
+    The positions of each label level are listed in order, so that for a given i the partners j of one
+    level are a contiguous run with a fixed high/low role (and, when j is the higher-rated, a fixed
+    window of i): the inner loops carry no label tests.
+    """
+    n = score.shape[0]
+    start = np.zeros(n_levels + 1, dtype=np.int64)
+    for i in range(n):
+        start[level[i] + 1] += 1
+    for r in range(n_levels):
+        start[r + 1] += start[r]
+    members = np.empty(n, dtype=np.int64)
+    cursor = start[:n_levels].copy()  # then: the first member of each level after the current i
+    for i in range(n):
+        members[cursor[level[i]]] = i
+        cursor[level[i]] += 1
+    cursor[:] = start[:n_levels]
+    total = 0.0
+    for i in range(limit):
+        level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
+        cursor[level_i] += 1
+        lam_i = 0.0
+        nu_i = 0.0
+        for r in range(n_levels):
+            if r == level_i:
+                continue
+            if r < level_i:  # i is the higher-rated: each j in its own window of i's lower-rated list
+                for t in range(cursor[r], start[r + 1]):
+                    j = members[t]
+                    denominator = expo_i + (windows[level_i, window_of[level_i, j]] if several else expo[j])
+                    if denominator > 1e-280:
+                        p_l = expo[j] / denominator
+                        p_h = expo_i / denominator
+                    else:
+                        p_l, p_h = _rescaled_pair(score, level, window_of, several, level_i, i, j, sigma)
+                    f = (gain_i - gain[j]) * (discount_i - discounts[j]) * inverse_max_dcg
+                    if divide:
+                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                    step = sigma * p_l * f
+                    lam_i -= step
+                    nu_i += sigma_hess * p_l * p_h * f
+                    lam[j] += step
+                    nu[j] += sigma_hess * p_l * (1.0 - p_l) * f
+                    total += 2.0 * step
+            else:  # every j of level r is higher-rated, and i sits in the same window of each one's list
+                window_sum = windows[r, window_of[r, i]] if several else 0.0
+                for t in range(cursor[r], start[r + 1]):
+                    j = members[t]
+                    denominator = expo[j] + (window_sum if several else expo_i)
+                    if denominator > 1e-280:
+                        p_l = expo_i / denominator
+                        p_h = expo[j] / denominator
+                    else:
+                        p_l, p_h = _rescaled_pair(score, level, window_of, several, r, j, i, sigma)
+                    f = (gain[j] - gain_i) * (discount_i - discounts[j]) * inverse_max_dcg
+                    if divide:
+                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                    step = sigma * p_l * f
+                    lam_i += step
+                    nu_i += sigma_hess * p_l * (1.0 - p_l) * f
+                    lam[j] -= step
+                    nu[j] += sigma_hess * p_l * p_h * f
+                    total += 2.0 * step
+        lam[i] += lam_i
+        nu[i] += nu_i
+    return total
+
+
+@kernel
+def _rescaled_pair(score, level, window_of, several, r, high, low, sigma):
+    """p_l and p_h of a pair whose window sum of e^{sigma (s - max)} underflowed, normalised by the
+    window's own maximum (the window of ``low`` among the documents rated below level ``r``)."""
+    if not several:
+        p_l = 1.0 / (1.0 + np.exp(sigma * (score[high] - score[low])))
+        return p_l, 1.0 - p_l
+    return _rescaled_window(score, level, window_of, r, window_of[r, low], high, low, sigma)
+
+
+@kernel
+def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide, lam, nu):
+    """The B = 1 pair terms exactly as LightGBM computes them: its sigmoid table, its order of
+    operations, float32 sums (each document's sum sees its terms in LightGBM's order). Returns Λ."""
+    n = score.shape[0]
+    total = 0.0
+    for i in range(limit):
+        for j in range(i + 1, n):
+            if level[i] == level[j]:
+                continue
+            ih, il = (i, j) if level[i] > level[j] else (j, i)
+            p_l = _lightgbm_sigmoid(score[ih] - score[il], sigma)
+            f = (gain[ih] - gain[il]) * abs(discounts[ih] - discounts[il]) * inverse_max_dcg
+            if divide:
+                f /= _DISTANCE_EPSILON + abs(score[ih] - score[il])
+            step = p_l * (sigma * f)
+            curvature = np.float32((p_l * (1.0 - p_l)) * (sigma * sigma * f))
+            lam[il] = np.float32(lam[il]) + np.float32(step)
+            lam[ih] = np.float32(lam[ih]) - np.float32(step)
+            nu[il] = np.float32(nu[il]) + curvature
+            nu[ih] = np.float32(nu[ih]) + curvature
+            total += 2.0 * step
+    return total
+
+
+@kernel
+def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, discounts, window, sigma, truncation,
                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu):
     """uMart lambdas ``lam`` and hessians ``nu`` of query ``lo:hi``.
 
@@ -226,73 +333,51 @@ def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, window, sigma, 
     score = np.empty(n)
     gain = np.empty(n)
     expo = np.empty(n)  # e^{sigma (s - max)}
-    discount = np.empty(n)  # 1 / log2(2 + position)
+    label = np.empty(n, dtype=np.int64)
     top = scores[lo + by_score[0]]
     for i in range(n):
         score[i] = scores[lo + by_score[i]]
-        gain[i] = gains[np.int64(labels[lo + by_score[i]])]
+        label[i] = np.int64(labels[lo + by_score[i]])
+        gain[i] = gains[label[i]]
         expo[i] = np.exp(sigma * (score[i] - top))
-        discount[i] = 1.0 / np.log2(2.0 + i)
     divide = score_distance_norm and top != score[n - 1]
     sigma_hess = sigma ** hessian_power
 
-    # Label levels r = 0..K-1 (0 the lowest label). window_of[r, i]: the window of the document at
-    # position i among the documents rated below level r; windows[r, w]: the sum of expo over window w.
-    distinct = np.unique(labels[lo:hi])
-    n_levels = distinct.shape[0]
+    # Label levels r = 0..K-1 (0 the lowest label present), from a table over the possible labels.
+    level_of = np.zeros(gains.shape[0], dtype=np.int64)
+    for i in range(n):
+        level_of[label[i]] = 1
+    n_levels = 0
+    for value in range(gains.shape[0]):
+        if level_of[value]:
+            level_of[value] = n_levels
+            n_levels += 1
     level = np.empty(n, dtype=np.int64)
     for i in range(n):
-        level[i] = np.searchsorted(distinct, labels[lo + by_score[i]])
-    window_of = np.empty((n_levels, n), dtype=np.int64)
-    windows = np.zeros((n_levels, (n + window - 1) // window))
-    for r in range(1, n_levels):
-        count = 0
-        for i in range(n):
-            window_of[r, i] = count // window
-            if level[i] < r:
-                windows[r, count // window] += expo[i]
-                count += 1
+        level[i] = level_of[label[i]]
+    # window_of[r, i]: the window of the document at position i among those rated below level r;
+    # windows[r, w]: the sum of expo over window w (not needed with windows of one document)
+    several = window > 1 and not lightgbm_arithmetic
+    window_of = np.empty((n_levels if several else 0, n), dtype=np.int64)
+    windows = np.zeros((n_levels if several else 0, (n + window - 1) // window))
+    if several:
+        for r in range(1, n_levels):
+            count = 0
+            for i in range(n):
+                window_of[r, i] = count // window
+                if level[i] < r:
+                    windows[r, count // window] += expo[i]
+                    count += 1
 
     lam_p = np.zeros(n)
     nu_p = np.zeros(n)
-    total_lambda = 0.0
-    for i in range(min(n - 1, truncation)):
-        for j in range(i + 1, n):
-            if level[i] == level[j]:
-                continue
-            if level[i] > level[j]:
-                ih, il = i, j
-            else:
-                ih, il = j, i
-            if lightgbm_arithmetic:
-                p_l = _lightgbm_sigmoid(score[ih] - score[il], sigma)
-                p_h = 1.0 - p_l
-            else:
-                r = level[ih]
-                denominator = expo[ih] + windows[r, window_of[r, il]]
-                if denominator > 1e-280:
-                    inverse = 1.0 / denominator
-                    p_l = expo[il] * inverse
-                    p_h = expo[ih] * inverse
-                else:
-                    p_l, p_h = _rescaled_window(score, level, window_of, r, window_of[r, il], ih, il, sigma)
-            f = (gain[ih] - gain[il]) * abs(discount[ih] - discount[il]) * inverse_max_dcg
-            if divide:
-                f /= _DISTANCE_EPSILON + abs(score[ih] - score[il])
-            if lightgbm_arithmetic:  # LightGBM's order of operations, and float32 accumulators
-                step = p_l * (sigma * f)
-                curvature = np.float32((p_l * p_h) * (sigma * sigma * f))
-                lam_p[il] = np.float32(lam_p[il]) + np.float32(step)
-                lam_p[ih] = np.float32(lam_p[ih]) - np.float32(step)
-                nu_p[il] = np.float32(nu_p[il]) + curvature
-                nu_p[ih] = np.float32(nu_p[ih]) + curvature
-            else:
-                step = sigma * p_l * f
-                lam_p[il] += step
-                lam_p[ih] -= step
-                nu_p[il] += sigma_hess * p_l * (1.0 - p_l) * f
-                nu_p[ih] += sigma_hess * p_l * p_h * f
-            total_lambda += 2.0 * step
+    limit = min(n - 1, truncation)
+    if lightgbm_arithmetic:
+        total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide,
+                                       lam_p, nu_p)
+    else:
+        total_lambda = _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several,
+                                     limit, inverse_max_dcg, sigma, sigma_hess, divide, lam_p, nu_p)
     factor = 1.0
     if log_norm and total_lambda > 0.0:
         factor = np.log2(1.0 + total_lambda) / total_lambda
@@ -316,7 +401,7 @@ def _rescaled_window(score, level, window_of, r, w, ih, il, sigma):
 
 
 @kernel(parallel=True)
-def _umart_kernel(scores, labels, offsets, inverse_max_dcgs, gains, window, sigma, truncation,
+def _umart_kernel(scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
                   score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, hessian_floor, grad, hess):
     n = scores.shape[0]
     lam = np.empty(n)
@@ -324,7 +409,7 @@ def _umart_kernel(scores, labels, offsets, inverse_max_dcgs, gains, window, sigm
     for q in prange(offsets.shape[0] - 1):
         lo = offsets[q]
         hi = offsets[q + 1]
-        _umart_query(scores, labels, lo, hi, inverse_max_dcgs[q], gains, window, sigma, truncation,
+        _umart_query(scores, labels, lo, hi, inverse_max_dcgs[q], gains, discounts, window, sigma, truncation,
                      score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu)
         for i in range(lo, hi):
             grad[i] = lam[i]
@@ -449,14 +534,16 @@ class UMart(RankingObjective):
 
     def _prepare(self, data: QueryData):
         gains = self._gains(data.labels)
-        at = self.max_dcg_at or self.lambdarank_truncation_level or int(np.diff(data.offsets).max())
-        return gains, _inverse_max_dcgs(data.labels, data.offsets, gains, at)
+        longest = int(np.diff(data.offsets).max())
+        at = self.max_dcg_at or self.lambdarank_truncation_level or longest
+        discounts = 1.0 / np.log2(2.0 + np.arange(longest))  # D(i), by position
+        return gains, discounts, _inverse_max_dcgs(data.labels, data.offsets, gains, at)
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
-        gains, inverse_max_dcgs = state
+        gains, discounts, inverse_max_dcgs = state
         truncation = self.lambdarank_truncation_level or np.iinfo(np.int64).max
         distance, log = self._switches
-        _umart_kernel(scores, data.labels, data.offsets, inverse_max_dcgs, gains, self.window, self.sigmoid,
+        _umart_kernel(scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts, self.window, self.sigmoid,
                       truncation, distance, log, self.hessian_sigma_power, self.lightgbm_arithmetic,
                       self.hessian_floor, grad, hess)
 
