@@ -117,11 +117,16 @@ class InvalidLabelError(ValueError):
         super().__init__(f"{name}: label {self.value:g} at position {position} {reason}")
 
 
-def check_scores(scores, n_docs: int, *, name: str = "scores") -> np.ndarray:
-    """Scores as a 1-d float64 array of length ``n_docs`` (a column vector is flattened)."""
+def check_scores(scores, n_docs: int, *, name: str = "scores", finite: bool = True) -> np.ndarray:
+    """Scores as a 1-d float64 array of length ``n_docs`` (a column vector is flattened); with ``finite``,
+    NaN and infinite scores are refused."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
     if scores.ndim != 1 or scores.shape[0] != n_docs:
         raise ValueError(f"{name}: expected {n_docs} scores (one per document), got shape {scores.shape}")
+    if finite and not np.isfinite(scores).all():
+        i = int(np.flatnonzero(~np.isfinite(scores))[0])
+        raise ValueError(f"{name}: score {scores[i]} at position {i} is not finite (the model's predictions "
+                         "have diverged, or an init_score is infinite)")
     return scores

@@ -308,7 +308,7 @@ def _check_inputs(scores, labels, offsets, group):
         offsets = offsets_from_boundaries(offsets, n_docs, name="offsets")
     else:
         offsets = offsets_from_sizes(group, n_docs, name="group")
-    scores = np.ascontiguousarray(check_scores(scores, n_docs))
+    scores = np.ascontiguousarray(check_scores(scores, n_docs, finite=False))  # ±inf ranks; NaN does not
     if np.isnan(scores).any():
         raise ValueError(f"scores: NaN at position {int(np.flatnonzero(np.isnan(scores))[0])}; "
                          "NaN scores cannot be ranked")

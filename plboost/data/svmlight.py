@@ -408,8 +408,8 @@ def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes,
                 if chunk and not chunk.endswith(b"\n"):
                     chunk += stream.readline()
             except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-                raise DataFormatError(path, None, f"cannot decompress after line {line - 1} ({exc}); "
-                                      "is the file complete?") from None
+                read = f"after line {line - 1} " if line > 1 else ""
+                raise DataFormatError(path, None, f"cannot decompress {read}({exc}); is the file complete?") from None
             if not chunk:
                 return
             yield chunk, line

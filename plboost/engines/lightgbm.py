@@ -41,6 +41,11 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
     dataset_params = {k: v for k, v in params.items() if k != "objective"}
     train_set = train_data.to_lightgbm(params=dataset_params).construct()
+    if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
+        raise ValueError(
+            f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
+            "or too rare to split with these parameters (min_data_in_leaf, min_data_in_bin, "
+            "feature_pre_filter); LightGBM itself would stop with 'Check failed: num_features() > 0'")
     valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
                   if valid_data is not None else [])
     metric_name = f"ndcg@{eval_at}"

@@ -204,8 +204,9 @@ class RankingObjective:
             weights = dataset.get_weight()
             hint = "build the xgb.DMatrix with qid=... or call set_group(<query sizes>)"
         else:
-            raise TypeError(f"{type(self).__name__} is called by LightGBM or XGBoost with (preds, dataset); "
-                            f"got a {type(dataset).__name__}. For arrays use .gradients(scores, labels, offsets)")
+            raise TypeError(f"{type(self).__name__} is called by LightGBM or XGBoost with (preds, dataset); got a "
+                            f"{type(dataset).__name__}. For lgb.LGBMRanker pass objective={type(self).__name__}(...)"
+                            ".sklearn(); for arrays use .gradients(scores, labels, offsets)")
         if boundaries is None or len(boundaries) == 0:
             raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: {hint}")
         n_docs = len(labels)

@@ -11,6 +11,8 @@ import xgboost as xgb
 from plboost import metrics
 from plboost.objectives import OBJECTIVES, PLLowerBound, PLPartition, PLRank, UMart, URank, get_objective
 
+pytestmark = pytest.mark.engine
+
 EVERY_OBJECTIVE = [PLRank(top_k=10, n_permutations=3, seed=4), URank(), UMart(window=2), PLPartition(),
                    PLLowerBound()]
 

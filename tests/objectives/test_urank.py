@@ -206,6 +206,7 @@ def _train_both(dataset, **lambdarank_params):
         {"objective": UMart(window=1, hessian_floor=0.0, **lambdarank_params, **kwargs), **TREE}, dataset, ROUNDS)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("lambdarank_params", [{}, {"lambdarank_norm": False},
                                                {"lambdarank_truncation_level": 10}])
 def test_umart_window_one_is_lightgbm_lambdarank_bit_for_bit(mq2008_fold1, lambdarank_params):
@@ -217,6 +218,7 @@ def test_umart_window_one_is_lightgbm_lambdarank_bit_for_bit(mq2008_fold1, lambd
     np.testing.assert_array_equal(ours.predict(test.X, raw_score=True), builtin.predict(test.X, raw_score=True))
 
 
+@pytest.mark.engine
 def test_umart_window_one_with_the_exact_sigmoid_tracks_lambdarank(mq2008_fold1):
     """With the exact sigmoid the gradients differ from LightGBM's by its table's resolution (up to about
     1e-5); after 50 rounds the test predictions differ by about 2e-5 and NDCG@10 not at all. (Such small

@@ -1,0 +1,278 @@
+"""Every bad input a user can give, and the exact error they see: one test per row of docs/errors.md.
+
+The table in docs/errors.md is rendered from the cases below with the messages they really raise, and a
+test checks that it is current. To rewrite it after changing a message:
+
+    .venv/bin/python tests/test_errors.py --write
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from plboost import metrics
+from plboost.cli import main as cli
+from plboost.data import load_svmlight
+from plboost.engines import train
+from plboost.objectives import PLPartition, PLRank, UMart
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
+
+
+@dataclass
+class Case:
+    section: str
+    what: str
+    run: Callable[[Path], None]
+    expected: str  # a regular expression the message must match
+
+
+def write(directory: Path, name: str, text: str, **extra) -> Path:
+    path = directory / name
+    path.write_bytes(text.encode())
+    for suffix, content in extra.items():
+        (directory / f"{name}.{suffix}").write_text(content)
+    return path
+
+
+def loads(text: str, name: str = "data.txt", **kwargs):
+    return lambda d: load_svmlight(write(d, name, text), cache=False, **kwargs)
+
+
+def cli_call(*argv):
+    def run(d: Path):
+        arguments = [a.format(dir=d) for a in argv]
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors):
+            try:
+                status = cli(arguments)
+            except SystemExit as exit_:
+                status = exit_.code
+        if status != 0:
+            line = next(line for line in errors.getvalue().splitlines() if ": error: " in line)
+            raise CliError(f"exit status {status}: {line}")
+    return run
+
+
+class CliError(Exception):
+    """What the command printed on stderr, and its exit status."""
+
+
+GOOD = "2 qid:1 1:0.1 2:0.5\n0 qid:1 1:0.3 2:0.2\n1 qid:2 1:0.4 2:0.9\n0 qid:2 1:0.8 2:0.1\n"
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(400, 3))
+Y = RNG.integers(0, 3, 400).astype(float)
+GROUP = [40] * 10
+
+
+def small_ranking_data():
+    from plboost.data import make_synthetic
+
+    return make_synthetic(n_queries=30, n_features=4, seed=1)
+
+
+def gz_corrupt(d: Path):
+    path = d / "data.txt.gz"
+    lines = "".join(f"{i % 3} qid:{i // 10} 1:{i / 7:.4f} 2:{i % 11}\n" for i in range(5000))
+    path.write_bytes(gzip.compress(lines.encode())[:2000])
+    load_svmlight(path, cache=False)
+
+
+def constant_features(d: Path):
+    data = small_ranking_data()
+    data.X[:] = 1.0
+    train("lightgbm", PLRank(), data, rounds=2)
+
+
+def write_model_and_data(d: Path):
+    return write(d, "model.txt", "not a model\n")
+
+
+CASES = [
+    # --- data files
+    Case("data file", "a feature value that is not a number (`1:abc`)",
+         loads("0 qid:1 1:0.5\n1 qid:1 1:abc\n"), r"data\.txt, line 2: .*1:abc"),
+    Case("data file", "a token that is not `index:value` (`x:1`)",
+         loads("# comment\n0 qid:1 x:1\n"), r"line 2: .*x:1"),
+    Case("data file", "a line without a label", loads("0 qid:1 1:0.5\nqid:1 1:0.5\n"), r"line 2:"),
+    Case("data file", "a label that is not a number", loads("high qid:1 1:0.5\n"), r"line 1:"),
+    Case("data file", "`qid:` on some lines only", loads("0 qid:1 1:0.5\n1 1:0.2\n"),
+         r"line 2: no qid: on this line, but earlier lines have one"),
+    Case("data file", "no `qid:` column and no `.query` file", loads("0 1:0.5\n1 1:0.2\n"),
+         r"no qid: column and no query file"),
+    Case("data file", "a query whose lines are not contiguous",
+         loads("0 qid:1 1:0.5\n1 qid:2 1:0.2\n1 qid:1 1:0.7\n"), r"line 3: qid 1 reappears"),
+    Case("data file", "a negative label", loads("0 qid:1 1:0.5\n-1 qid:1 1:0.2\n"), r"line 2: label -1 is negative"),
+    Case("data file", "a fractional label", loads("0.5 qid:1 1:0.5\n"), r"line 1: label 0.5 is not a whole number"),
+    Case("data file", "a NaN label", loads("0 qid:1 1:0.5\nnan qid:1 1:0.2\n"), r"line 2: label nan is not finite"),
+    Case("data file", "a label above 30 (LightGBM's label_gain)", loads("31 qid:1 1:0.5\n"),
+         r"line 1: label 31 exceeds max_label=30"),
+    Case("data file", "an infinite feature value", loads("0 qid:1 1:0.5\n1 qid:1 2:inf\n"),
+         r"line 2: feature 2 is inf"),
+    Case("data file", "feature index 0 in a 1-based file", loads("0 qid:1 0:0.5\n"), r"line 1: feature index 0"),
+    Case("data file", "a feature beyond `n_features`", loads("0 qid:1 9:0.5\n", n_features=4),
+         r"line 1: feature index 9 is beyond n_features=4"),
+    Case("data file", "`.query` sizes that do not add up to the lines",
+         lambda d: load_svmlight(write(d, "rank.txt", "0 1:1\n1 1:2\n0 1:3\n", query="2\n2\n"), cache=False),
+         r"rank\.txt\.query.*4.*3|3.*4"),
+    Case("data file", "a `.query` size that is not a positive integer",
+         lambda d: load_svmlight(write(d, "rank.txt", "0 1:1\n1 1:2\n", query="2\n0\n"), cache=False),
+         r"rank\.txt\.query"),
+    Case("data file", "an empty file", loads(""), r"no data lines"),
+    Case("data file", "a file that does not exist", lambda d: load_svmlight(d / "missing.txt"),
+         r"no such ranking data file"),
+    Case("data file", "a truncated `.gz` file", gz_corrupt, r"cannot decompress"),
+    # --- objective parameters
+    Case("objective parameter", "`PLRank(top_k=0)`", lambda d: PLRank(top_k=0), r"top_k must be a positive integer"),
+    Case("objective parameter", "`PLRank(n_permutations=1.5)`", lambda d: PLRank(n_permutations=1.5),
+         r"n_permutations must be a positive integer"),
+    Case("objective parameter", "`PLRank(seed=-1)`", lambda d: PLRank(seed=-1), r"seed must be a non-negative"),
+    Case("objective parameter", "`hessian_floor=-1e-6` (any objective)", lambda d: PLRank(hessian_floor=-1e-6),
+         r"hessian_floor must be a finite number >= 0"),
+    Case("objective parameter", "`UMart(window=0)`", lambda d: UMart(window=0), r"window must be a positive integer"),
+    Case("objective parameter", "`UMart(preset=\"authors\")`", lambda d: UMart(preset="authors"),
+         r"preset must be one of lightgbm, paper"),
+    Case("objective parameter", "`UMart(window=2, lightgbm_arithmetic=True)`",
+         lambda d: UMart(window=2, lightgbm_arithmetic=True), r"needs window=1"),
+    Case("objective parameter", "a label with no `label_gain` entry (UMart)",
+         lambda d: UMart(label_gain=[0, 1]).gradients(np.zeros(2), np.array([2.0, 0.0]), np.array([0, 2])),
+         r"label 2 has no entry in label_gain"),
+    Case("objective parameter", "`PLPartition(quadrature_step=2)`", lambda d: PLPartition(quadrature_step=2),
+         r"quadrature_step must be between 0.05 and 1"),
+    # --- arrays given to objectives and metrics
+    Case("arrays", "scores and labels of different lengths",
+         lambda d: PLRank().gradients(np.zeros(4), np.zeros(3), np.array([0, 3])), r"expected 3 scores"),
+    Case("arrays", "query offsets that do not end at the number of documents",
+         lambda d: PLRank().gradients(np.zeros(3), np.zeros(3), np.array([0, 2])), r"end at 2 but there are 3"),
+    Case("arrays", "fractional labels given to an objective",
+         lambda d: PLRank().gradients(np.zeros(2), np.array([0.5, 1.0]), np.array([0, 2])),
+         r"label 0.5 at position 0 is not a whole number"),
+    Case("arrays", "a NaN score",
+         lambda d: PLRank().gradients(np.array([0.0, np.nan]), np.array([0.0, 1.0]), np.array([0, 2])),
+         r"score nan at position 1 is not finite"),
+    Case("arrays", "both `offsets=` and `group=` given to a metric",
+         lambda d: metrics.ndcg([1.0, 2.0], [0, 1], offsets=[0, 2], group=[2]), r"exactly one of offsets="),
+    Case("arrays", "ERR of labels above `g_max`",
+         lambda d: metrics.err([1.0, 2.0], [0, 5], group=[2]), r"label 5 at position 1 exceeds g_max=4"),
+    # --- misuse of the engines
+    Case("engine", "an `lgb.Dataset` without `group` and a plboost objective",
+         lambda d: lgb.train({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, Y), 1),
+         r"PLRank needs query groups.*group="),
+    Case("engine", "an `xgb.DMatrix` without groups and a plboost objective",
+         lambda d: xgb.train({}, xgb.DMatrix(X, Y), 1, obj=PLRank()), r"PLRank needs query groups.*set_group"),
+    Case("engine", "a plboost objective passed straight to `lgb.LGBMRanker`",
+         lambda d: lgb.LGBMRanker(objective=PLRank(), verbosity=-1).fit(X, Y, group=GROUP),
+         r"pass objective=PLRank\(\.\.\.\)\.sklearn\(\)"),
+    Case("engine", "`LGBMRanker.fit` without `group` (LightGBM's own check)",
+         lambda d: lgb.LGBMRanker(objective=PLRank().sklearn()).fit(X, Y), r"Should set group for ranking task"),
+    Case("engine", "labels above 30 with LightGBM's `ndcg` metric (LightGBM's own check)",
+         lambda d: lgb.train({"objective": PLRank(), "metric": "ndcg", "verbosity": -1},
+                             lgb.Dataset(X, np.r_[31.0, Y[1:]], group=GROUP), 1),
+         r"Label 31 is not less than the number of label mappings \(31\)"),
+    Case("engine", "fractional labels in an `lgb.Dataset` with a plboost objective",
+         lambda d: lgb.train({"objective": PLRank(), "verbosity": -1, "min_data_in_leaf": 5},
+                             lgb.Dataset(X, np.r_[0.5, Y[1:]], group=GROUP), 1),
+         r"label 0.5 at position 0 is not a whole number"),
+    Case("engine", "unsorted query ids in `xgb.DMatrix(qid=...)` (XGBoost's own check; "
+         "`RankingData.to_xgboost()` sets the groups instead)",
+         lambda d: xgb.DMatrix(X, Y, qid=np.repeat([3, 1, 2, 0, 4, 5, 6, 7, 8, 9], 40)),
+         r"`qid` must be sorted in non-decreasing order"),
+    Case("engine", "features that LightGBM filters out entirely (plboost's training helper)",
+         constant_features, r"LightGBM kept none of the 4 features"),
+    # --- the command line
+    Case("command line", "`plboost train --train missing.txt`", cli_call("train", "--train", "missing.txt", "--quiet"),
+         r"exit status 2: plboost train: error: .*missing\.txt"),
+    Case("command line", "`--objective listnet`",
+         cli_call("train", "--train", "{dir}/train.txt", "--objective", "listnet", "--quiet"),
+         r"unknown objective 'listnet'"),
+    Case("command line", "`--engine xgboost --objective lambdarank`",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"),
+         r"unknown objective 'lambdarank' for xgboost"),
+    Case("command line", "`--param top_k=0`", cli_call("train", "--train", "{dir}/train.txt", "--param", "top_k=0", "--quiet"),
+         r"top_k must be a positive integer"),
+    Case("command line", "`--param` without `=`", cli_call("train", "--train", "x", "--param", "top_k"),
+         r"exit status 2: .*expected KEY=VALUE"),
+    Case("command line", "`--early-stopping` without `--valid`",
+         cli_call("train", "--train", "{dir}/train.txt", "--early-stopping", "5", "--quiet"),
+         r"--early-stopping needs --valid"),
+    Case("command line", "`--eval-at 1,a`", cli_call("train", "--train", "x", "--eval-at", "1,a"),
+         r"comma-separated integers"),
+    Case("command line", "`plboost evaluate` with a file that is not a model",
+         cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--quiet"),
+         r"is not a LightGBM model file"),
+    Case("command line", "`plboost compare` with no configuration", cli_call("compare", "{dir}", "--quiet"),
+         r"nothing to compare"),
+    Case("command line", "`plboost compare` on a directory of no known layout",
+         cli_call("compare", "{dir}/sub", "--run", "plrank", "--quiet"), r"no known dataset layout"),
+    Case("command line", "`plboost compare --plot` without `--out`",
+         cli_call("compare", "{dir}", "--run", "plrank", "--plot", "--quiet"), r"--plot needs --out"),
+]
+
+
+def observe(case: Case) -> str:
+    """The message ``case`` raises (type and text), with its temporary directory shown as <dir>."""
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        write(directory, "train.txt", GOOD)
+        (directory / "sub").mkdir()
+        write(directory / "sub", "notes.txt", "hello\n")
+        try:
+            case.run(directory)
+        except Exception as error:  # noqa: BLE001 - every error is the subject here
+            text = str(error).strip()
+            text = text.replace(str(directory), "<dir>")
+            first = text.splitlines()[0] if text else ""
+            # XGBoost stamps its messages with the time and the source line of its build
+            first = re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", first)
+            first = re.sub(r"\S+\.(cc|cpp|h|hpp):\d+: ", "", first)
+            kind = "" if isinstance(error, CliError) else f"{type(error).__name__}: "
+            return kind + first
+    raise AssertionError(f"{case.what}: no error raised")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.section}: {c.what}" for c in CASES])
+def test_bad_input_gets_its_error(case):
+    message = observe(case)
+    assert re.search(case.expected, message), message
+
+
+def render() -> str:
+    lines = ["# Errors a user sees", "",
+             "Every bad input plboost knows of, and the message it gets (rendered by `tests/test_errors.py`, which",
+             "raises each one; `<dir>` stands for the directory of the file). Rows marked as the engines' own",
+             "checks are LightGBM's or XGBoost's messages, shown so that users know what they mean.", ""]
+    section = None
+    for case in CASES:
+        if case.section != section:
+            section = case.section
+            lines += [f"## {section[0].upper()}{section[1:]}", "", "| input | error |", "|---|---|"]
+        message = observe(case).replace("|", "\\|")
+        if len(message) > 260:
+            message = message[:257] + "..."
+        code = f"`` {message} ``" if "`" in message else f"`{message}`"
+        lines.append(f"| {case.what} | {code} |")
+        if case is CASES[-1] or CASES[CASES.index(case) + 1].section != section:
+            lines.append("")
+    return "\n".join(lines)
+
+
+def test_the_table_in_the_docs_is_current():
+    assert DOC.read_text() == render(), "docs/errors.md is stale: run .venv/bin/python tests/test_errors.py --write"
+
+
+if __name__ == "__main__" and "--write" in sys.argv:
+    DOC.write_text(render())
+    print(f"wrote {DOC}")
