@@ -66,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     objectives = sorted(OBJECTIVES) + [name for names in BUILTIN_OBJECTIVES.values() for name in names]
     train = commands.add_parser("train", help="train a ranker and report test metrics")
-    train.add_argument("--train", required=True, type=Path, help="training file (SVMlight/LETOR, .gz ok)")
+    train.add_argument("--train", required=True, type=Path, nargs="+", metavar="FILE",
+                       help="training file (SVMlight/LETOR, .gz ok); with Dask, several files make one "
+                            "partition each")
     train.add_argument("--valid", type=Path, help="validation file (early stopping)")
     train.add_argument("--test", type=Path, help="test file (metrics); default: valid, else train")
     train.add_argument("--objective", default="plrank",
@@ -74,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--param", action="append", type=parse_assignment, default=[], metavar="KEY=VALUE",
                        help="objective parameter, repeatable (e.g. top_k=10, n_permutations=3)")
     _add_training_options(train)
+    train.add_argument("--dask-scheduler", metavar="ADDRESS",
+                       help="train on the Dask cluster of this scheduler (e.g. tcp://10.0.0.5:8786)")
+    train.add_argument("--dask-local", type=_positive_int, metavar="N",
+                       help="train on a local Dask cluster of N worker processes")
     train.add_argument("--save-model", type=Path, metavar="PATH", help="save the model (engine's own format)")
     train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
     _add_evaluation_options(train)
@@ -185,18 +191,48 @@ def _train(args) -> int:
     spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
-    train, valid, test = load_splits(args.train, args.valid, args.test, cache=not args.no_cache,
-                                     progress=not args.quiet)
-    result = run(spec, train, valid, test, progress=not args.quiet)
+    if args.dask_scheduler or args.dask_local:
+        result = _train_on_dask(args, spec)
+    else:
+        if len(args.train) > 1:
+            raise ValueError("several --train files need Dask (--dask-local N or --dask-scheduler ADDRESS)")
+        train, valid, test = load_splits(args.train[0], args.valid, args.test, cache=not args.no_cache,
+                                         progress=not args.quiet)
+        result = run(spec, train, valid, test, progress=not args.quiet)
     _print_result(result)
     if args.save_model:
         result.model.save(args.save_model)
     if args.out:
         payload = result.to_dict()
-        payload["data"] = {name: str(path) for name, path in
-                           (("train", args.train), ("valid", args.valid), ("test", args.test)) if path}
+        payload["data"] = {"train": [str(path) for path in args.train],
+                           **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test)) if path}}
         args.out.write_text(json.dumps(payload, indent=2) + "\n")
     return 0
+
+
+def _train_on_dask(args, spec):
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as error:  # pragma: no cover - the extra is missing
+        raise ValueError("--dask-scheduler and --dask-local need dask: pip install 'plboost[dask]'") from error
+
+    from .experiment import run_dask
+
+    if args.dask_scheduler and args.dask_local:
+        raise ValueError("give --dask-scheduler or --dask-local, not both")
+    if args.dask_scheduler:
+        cluster, client = None, Client(args.dask_scheduler)
+    else:
+        cluster = LocalCluster(n_workers=args.dask_local, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        with client.as_current():  # any other client of this process must not receive the work
+            return run_dask(spec, client, args.train, args.valid, args.test,
+                            load_options={"cache": not args.no_cache})
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _evaluate(args) -> int:

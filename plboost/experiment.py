@@ -115,6 +115,38 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False) 
     return RunResult(spec, model, split, values, conventions)
 
 
+def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_partitions: int | None = None,
+             load_options: dict | None = None) -> RunResult:
+    """Train ``spec`` on a Dask cluster and evaluate here.
+
+    ``train_sources`` are SVMlight files (one partition each) or one file split by query into
+    ``n_partitions`` (default: the cluster's workers); ``valid`` (a path) serves XGBoost's early stopping;
+    ``test`` (a path) is read here and scored with the trained model.
+    """
+    from .data import load_svmlight
+    from .engines.dask import ranking_collections, train_dask
+
+    options = dict(load_options or {})
+    objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
+    workers = len(client.scheduler_info()["workers"])
+    train = ranking_collections(train_sources, n_partitions=n_partitions or (None if len(train_sources) > 1
+                                                                              else max(workers, 1)),
+                                client=client, load_options=options)
+    valid_data = (ranking_collections([valid], n_partitions=1, n_features=train.n_features, load_options=options)
+                  if valid is not None else None)
+    model = train_dask(spec.engine, client, objective, train, rounds=spec.rounds, learning_rate=spec.learning_rate,
+                       num_leaves=spec.num_leaves, early_stopping=spec.early_stopping, valid=valid_data,
+                       eval_at=max(spec.eval_at), engine_params={**builtin_params, **spec.engine_params},
+                       seed=spec.seed)
+    evaluated_on, path = next(((name, p) for name, p in (("test", test), ("valid", valid)) if p is not None),
+                              (None, None))
+    if path is None:
+        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
+    data = load_svmlight(path, n_features=train.n_features, **options)
+    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
+    return RunResult(spec, model, evaluated_on, values, conventions)
+
+
 # --------------------------------------------------------------------------------------------------
 # Comparisons
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import dask.array as da
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from plboost import metrics
 from plboost.cli import main as cli
 from plboost.data import load_svmlight
 from plboost.engines import train
+from plboost.engines.dask import DaskRankingData, check_partitions
 from plboost.objectives import PLPartition, PLRank, UMart
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
@@ -192,6 +194,14 @@ CASES = [
          r"`qid` must be sorted in non-decreasing order"),
     Case("engine", "features that LightGBM filters out entirely (plboost's training helper)",
          constant_features, r"LightGBM kept none of the 4 features"),
+    # --- Dask collections
+    Case("dask", "a query whose rows lie in two partitions (`DaskRankingData.from_arrays`)",
+         lambda d: DaskRankingData.from_arrays(da.from_array(X, chunks=(30, -1)), da.from_array(Y, chunks=30),
+                                               da.from_array(np.repeat(np.arange(10), 40), chunks=30)),
+         r"QuerySplitError: query 0 is split between partitions 0 and 1"),
+    Case("dask", "query ids that decrease within a partition",
+         lambda d: check_partitions(da.from_array(np.array([0, 0, 2, 1, 3]), chunks=5)),
+         r"query ids decrease within partition 0"),
     # --- the command line
     Case("command line", "`plboost train --train missing.txt`", cli_call("train", "--train", "missing.txt", "--quiet"),
          r"exit status 2: plboost train: error: .*missing\.txt"),
@@ -213,6 +223,12 @@ CASES = [
     Case("command line", "`plboost evaluate` with a file that is not a model",
          cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--quiet"),
          r"is not a LightGBM model file"),
+    Case("command line", "several `--train` files without Dask",
+         cli_call("train", "--train", "{dir}/train.txt", "{dir}/train.txt", "--quiet"),
+         r"several --train files need Dask"),
+    Case("command line", "`--dask-scheduler` and `--dask-local` together",
+         cli_call("train", "--train", "{dir}/train.txt", "--dask-local", "2", "--dask-scheduler", "tcp://x:1",
+                  "--test", "{dir}/train.txt", "--quiet"), r"not both"),
     Case("command line", "`plboost compare` with no configuration", cli_call("compare", "{dir}", "--quiet"),
          r"nothing to compare"),
     Case("command line", "`plboost compare` on a directory of no known layout",

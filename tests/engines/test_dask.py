@@ -1,0 +1,128 @@
+"""Training on a Dask cluster (a LocalCluster of 2 worker processes) with plboost's objectives."""
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+
+from plboost import metrics
+from plboost.cli import main as cli
+from plboost.data import load_splits, load_svmlight, make_synthetic
+from plboost.engines import train
+from plboost.engines.dask import (DaskRankingData, QuerySplitError, check_partitions, ranking_collections,
+                                  train_dask)
+from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+
+pytestmark = pytest.mark.engine
+
+#: largest difference of test NDCG@10 allowed between a model trained on 2 workers and one trained here:
+#: the gradients are the same (see the partition test below), but the engines' distributed tree building
+#: sums histograms across workers in another order and bins each worker's data, which can change splits
+TOLERANCE = 0.01
+ROUNDS = 50
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as connected:
+        yield connected
+
+
+@pytest.fixture(scope="module")
+def mq2008(shared_data):
+    fold = shared_data / "MQ2008" / "Fold1"
+    return load_splits(fold / "train.txt.gz", fold / "vali.txt.gz", fold / "test.txt.gz")
+
+
+def ndcg_at_10(model, test):
+    return metrics.ndcg(model.predict(test.X), test.labels, offsets=test.offsets, k=10)
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_two_workers_match_one_machine(client, mq2008, engine):
+    train_data, _, test_data = mq2008
+    collections = ranking_collections(train_data, n_partitions=2)
+    assert collections.n_partitions == 2
+    distributed = train_dask(engine, client, PLRank(n_permutations=3), collections, rounds=ROUNDS)
+    single = train(engine, PLRank(n_permutations=3), train_data, rounds=ROUNDS,
+                   engine_params={"min_data_in_leaf": 20} if engine == "lightgbm" else {})
+    ours, theirs = ndcg_at_10(distributed, test_data), ndcg_at_10(single, test_data)
+    assert abs(ours - theirs) <= TOLERANCE, (ours, theirs)
+    assert ours > metrics.ndcg(np.zeros(test_data.n_docs), test_data.labels, offsets=test_data.offsets, k=10) + 0.05
+
+
+@pytest.mark.parametrize("obj", [PLRank(n_permutations=3, seed=2), URank(), UMart(window=2), PLPartition(),
+                                 PLLowerBound()], ids=repr)
+def test_gradients_do_not_depend_on_the_partitioning(client, mq2008, obj):
+    """Each worker computes its partition's gradients: they equal the whole dataset's, whatever the cut."""
+    train_data = mq2008[0]
+    scores = np.random.default_rng(0).normal(size=train_data.n_docs)
+    whole = obj.gradients(scores, train_data.labels, train_data.offsets)
+    for n_partitions in (2, 3, 7):
+        collections = ranking_collections(train_data, n_partitions=n_partitions)
+        blocks = zip(collections.labels.to_delayed(), collections.group.to_delayed(),
+                     np.split(scores, np.cumsum(collections.labels.chunks[0])[:-1]))
+        per_partition = client.compute([
+            dask.delayed(lambda y, g, s: obj.gradients(s, y, np.r_[0, np.cumsum(g)]))(y, g, s)
+            for y, g, s in blocks], sync=True)
+        for part, expected in zip(zip(*per_partition), whole):
+            np.testing.assert_array_equal(np.concatenate(part), expected)
+
+
+def test_a_query_split_across_partitions_is_detected_or_repaired(client, mq2008):
+    train_data = mq2008[0]
+    qid = np.repeat(np.arange(train_data.n_queries), train_data.group_sizes)
+    X = da.from_array(train_data.X, chunks=(3001, -1))  # 3001 rows: the cut falls inside a query
+    labels, ids = da.from_array(train_data.labels, chunks=3001), da.from_array(qid, chunks=3001)
+    with pytest.raises(QuerySplitError, match="is split between partitions 0 and 1"):
+        DaskRankingData.from_arrays(X, labels, ids)
+    repaired = DaskRankingData.from_arrays(X, labels, ids, repair=True)
+    check_partitions(repaired.qid)
+    assert sum(repaired.group.chunks[0]) == train_data.n_queries
+    for rows, queries in zip(repaired.X.chunks[0], repaired.group.to_delayed()):
+        assert int(queries.compute().sum()) == rows
+    model = train_dask("xgboost", client, PLRank(), repaired, rounds=5)
+    assert model.rounds == 5
+    with pytest.raises(QuerySplitError, match="decrease within partition 0"):
+        check_partitions(da.from_array(np.array([0, 0, 2, 1, 3]), chunks=5))
+
+
+def test_collections_from_files_one_partition_each(client, tmp_path):
+    paths = [make_synthetic(n_queries=20, n_features=6, seed=seed).save_svmlight(tmp_path / f"part{seed}.txt")
+             for seed in range(3)]
+    collections = ranking_collections(paths, client=client)
+    assert collections.n_partitions == 3 and collections.n_features == 6
+    check_partitions(collections.qid)
+    labels = np.concatenate([load_svmlight(p, cache=False).labels for p in paths])
+    np.testing.assert_array_equal(collections.labels.compute(), labels)
+    model = train_dask("lightgbm", client, UMart(window=2), collections, rounds=5,
+                       engine_params={"min_data_in_leaf": 5})
+    assert model.rounds == 5
+    with pytest.raises(ValueError, match="no early stopping"):
+        train_dask("lightgbm", client, PLRank(), collections, rounds=5, early_stopping=2)
+
+
+def test_cli_trains_on_a_local_cluster(shared_data, tmp_path, capsys):
+    fold = shared_data / "MQ2008" / "Fold1"
+    out = tmp_path / "result.json"
+    argv = ["train", "--train", str(fold / "train.txt.gz"), "--valid", str(fold / "vali.txt.gz"), "--test",
+            str(fold / "test.txt.gz"), "--engine", "xgboost", "--param", "n_permutations=2", "--rounds", "20",
+            "--early-stopping", "10", "--dask-local", "2", "--out", str(out), "--quiet"]
+    assert cli(argv) == 0
+    assert "plrank(n_permutations=2) [xgboost]" in capsys.readouterr().out
+    assert out.is_file()
+
+
+def test_cli_trains_on_a_running_scheduler_from_several_files(client, tmp_path, capsys):
+    paths = [make_synthetic(n_queries=30, n_features=6, seed=seed).save_svmlight(tmp_path / f"part{seed}.txt")
+             for seed in range(2)]
+    test_path = make_synthetic(n_queries=30, n_features=6, seed=9).save_svmlight(tmp_path / "test.txt")
+    argv = ["train", "--train", *map(str, paths), "--test", str(test_path), "--engine", "lightgbm",
+            "--objective", "umart", "--param", "window=2", "--rounds", "10", "--engine-param", "min_data_in_leaf=5",
+            "--dask-scheduler", client.scheduler.address, "--quiet"]
+    assert cli(argv) == 0
+    assert "umart(window=2) [lightgbm]" in capsys.readouterr().out
+    assert cli(argv[:-3] + ["--quiet"]) == 2
+    assert "several --train files need Dask" in capsys.readouterr().err
