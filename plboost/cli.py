@@ -134,6 +134,9 @@ def _add_training_options(parser):
                         help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
     parser.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
                         metavar="KEY=VALUE", help="raw engine parameter, repeatable (e.g. min_data_in_leaf=5)")
+    parser.add_argument("--leaf-values", choices=("diagonal", "exact"), default="diagonal",
+                        help="PLRank with LightGBM: 'exact' rewrites each tree's leaves with the exact Newton "
+                             "step (the paper's Eqn. 9) instead of the diagonal-hessian one (default diagonal)")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -143,7 +146,7 @@ def _spec_from_args(args, **overrides):
     values = dict(engine=args.engine, rounds=args.rounds, learning_rate=args.learning_rate,
                   num_leaves=args.num_leaves, early_stopping=args.early_stopping, eval_at=args.eval_at,
                   engine_params=dict(args.engine_param), seed=args.seed, no_relevant=args.no_relevant,
-                  g_max=args.g_max)
+                  g_max=args.g_max, leaf_values=args.leaf_values)
     values.update(overrides)
     return RunSpec(**values)
 

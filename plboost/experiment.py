@@ -37,6 +37,8 @@ class RunSpec:
     seed: int = 0
     no_relevant: str = "one"
     g_max: int = 4
+    #: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves, LightGBM only)
+    leaf_values: str = "diagonal"
 
     def __post_init__(self):
         self.eval_at = tuple(int(k) for k in self.eval_at)
@@ -48,12 +50,15 @@ class RunSpec:
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
         metrics.Conventions(no_relevant=self.no_relevant, g_max=self.g_max)  # validates both
+        if self.leaf_values not in ("diagonal", "exact"):
+            raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {self.leaf_values!r}")
 
     @property
     def label(self) -> str:
         """A short name for tables, e.g. ``plrank(n_permutations=3) [lightgbm]``."""
         params = ", ".join(f"{k}={v}" for k, v in self.objective_params.items())
-        return f"{self.objective}({params}) [{self.engine}]" if params else f"{self.objective} [{self.engine}]"
+        engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
+        return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
 
 
 @dataclass
@@ -108,7 +113,7 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False) 
                           learning_rate=spec.learning_rate, num_leaves=spec.num_leaves,
                           early_stopping=spec.early_stopping, eval_at=max(spec.eval_at),
                           engine_params={**builtin_params, **spec.engine_params}, seed=spec.seed,
-                          progress=progress)
+                          progress=progress, leaf_values=spec.leaf_values)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
@@ -126,6 +131,9 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
     from .data import load_svmlight
     from .engines.dask import ranking_collections, train_dask
 
+    if spec.leaf_values != "diagonal":
+        raise ValueError("exact leaf values are not available on Dask (the leaves would be rewritten on one "
+                         "machine while the workers keep their own scores)")
     options = dict(load_options or {})
     objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     workers = len(client.scheduler_info()["workers"])
@@ -164,6 +172,10 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     'umart(window=2) [lightgbm]'
     >>> parse_run("rank:ndcg@xgboost", RunSpec()).label
     'rank:ndcg [xgboost]'
+    >>> parse_run("plrank,n_permutations=3,leaf_values=exact", RunSpec()).label
+    'plrank(n_permutations=3) [lightgbm, exact leaves]'
+
+    ``leaf_values`` is a training option, not an objective parameter.
     """
     head, *assignments = [part.strip() for part in text.split(",")]
     objective, _, engine = head.partition("@")
@@ -175,7 +187,9 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
         if not sep or not key:
             raise ValueError(f"--run {text!r}: {assignment!r} is not key=value")
         params[key.strip()] = _literal(value.strip())
-    return replace(defaults, objective=objective, engine=engine or defaults.engine, objective_params=params)
+    options = {key: params.pop(key) for key in ("leaf_values",) if key in params}
+    return replace(defaults, objective=objective, engine=engine or defaults.engine, objective_params=params,
+                   **options)
 
 
 def load_config(path, defaults: RunSpec) -> list[RunSpec]:

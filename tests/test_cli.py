@@ -46,7 +46,27 @@ def test_train_then_evaluate_report_the_same_test_metrics(files, tmp_path, capsy
         assert again[name] == pytest.approx(value, abs=1e-6), name
 
 
+def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
+    out, model = tmp_path / "results.json", tmp_path / "model.txt"
+    argv = ["train", "--train", str(files["train"]), "--valid", str(files["valid"]), "--test", str(files["test"]),
+            "--param", "n_permutations=2", "--leaf-values", "exact", "--rounds", "15", "--early-stopping", "5",
+            "--save-model", str(model), "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert "plrank(n_permutations=2) [lightgbm, exact leaves]" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["spec"]["leaf_values"] == "exact" and result["engine_params"]["leaf_values"] == "exact"
+    evaluated = tmp_path / "evaluated.json"
+    assert main(["evaluate", "--model", str(model), "--data", str(files["test"]), "--out", str(evaluated),
+                 "--quiet"]) == 0
+    again = json.loads(evaluated.read_text())["metrics"]
+    for name, value in result["metrics"].items():
+        assert again[name] == pytest.approx(value, abs=1e-6), name
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["train", "--train", "{train}", "--leaf-values", "exact", "--engine", "xgboost", "--quiet"], "for LightGBM only"),
+    (["train", "--train", "{train}", "--leaf-values", "exact", "--objective", "umart", "--quiet"],
+     "defined for PLRank"),
     (["train", "--train", "missing.txt", "--quiet"], "missing.txt"),
     (["train", "--train", "{train}", "--objective", "listnet", "--quiet"], "unknown objective 'listnet'"),
     (["train", "--train", "{train}", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"],
@@ -81,11 +101,13 @@ def test_compare_runs_configurations_over_folds(synthetic_folds, tmp_path, capsy
     config.write_text('[[run]]\nobjective = "urank"\n')
     out = tmp_path / "out"
     argv = ["compare", str(synthetic_folds), "--run", "plrank,n_permutations=2", "--run", "rank:ndcg@xgboost",
+            "--run", "plrank,n_permutations=2,leaf_values=exact",
             "--config", str(config), "--baselines", "--rounds", "8", "--num-leaves", "7", "--early-stopping", "4",
             "--out", str(out), "--plot", "--quiet"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    labels = ["plrank(n_permutations=2) [lightgbm]", "rank:ndcg [xgboost]", "urank [lightgbm]", "lambdarank [lightgbm]",
+    labels = ["plrank(n_permutations=2) [lightgbm]", "rank:ndcg [xgboost]",
+              "plrank(n_permutations=2) [lightgbm, exact leaves]", "urank [lightgbm]", "lambdarank [lightgbm]",
               "rank_xendcg [lightgbm]", "regression [lightgbm]", "rank:pairwise [xgboost]"]
     for label in labels:
         assert label in printed

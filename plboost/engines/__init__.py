@@ -39,6 +39,8 @@ class TrainedModel:
     #: number of rounds (1-based) with the best validation score, when early stopping was on
     best_iteration: int | None
     valid_history: list[float] = field(default_factory=list)
+    #: seconds of training spent rewriting leaves (``leaf_values="exact"``), else None
+    leaf_refit_seconds: float | None = None
 
     @property
     def trees_used(self) -> int:

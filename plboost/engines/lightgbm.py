@@ -9,11 +9,13 @@ import lightgbm as lgb
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective
 from ._progress import RoundProgress
+from .exact_leaves import ExactLeafValues
 
 
 def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                    num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
-                   engine_params: dict | None = None, seed: int = 0, progress: bool = False) -> TrainedModel:
+                   engine_params: dict | None = None, seed: int = 0, progress: bool = False,
+                   leaf_values: str = "diagonal") -> TrainedModel:
     """Train ``lgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     Parameters
@@ -31,6 +33,11 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         LightGBM's ``seed``.
     progress : bool
         Show a progress bar over the rounds.
+    leaf_values : "diagonal" or "exact"
+        "diagonal": LightGBM's leaf values from the summed per-document hessians. "exact" (PLRank only):
+        the paper's exact Newton step per leaf, written into each tree after it is grown
+        (:mod:`plboost.engines.exact_leaves`); validation NDCG is then computed by plboost from the
+        rewritten trees.
     """
     name, objective_params = describe_objective(objective)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
@@ -48,6 +55,14 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
             "feature_pre_filter); LightGBM itself would stop with 'Check failed: num_features() > 0'")
     valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
                   if valid_data is not None else [])
+    refit = None
+    if leaf_values == "exact":
+        refit = ExactLeafValues(objective, train_data, valid_data, params, eval_at=eval_at)
+        params["objective"] = refit.objective
+        params["metric"] = "None"  # LightGBM's validation scores would miss the rewritten leaves
+        valid_sets = []
+    elif leaf_values != "diagonal":
+        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
     metric_name = f"ndcg@{eval_at}"
     history: list[float] = []
     trained = []
@@ -60,7 +75,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
             history.append(score)
         bar.update(metric_name, score)
 
-    callbacks = [watch]
+    callbacks = [watch] if refit is None else [refit.after_iteration, watch]
     if early_stopping:
         callbacks.append(lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False))
     if isinstance(objective, RankingObjective):
@@ -73,7 +88,11 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         bar.close()
     seconds = time.perf_counter() - start
     logged = {k: v for k, v in params.items() if k != "objective"}
+    if refit is not None:
+        logged["leaf_values"] = "exact"
+        logged["metric"] = "ndcg (plboost, from the rewritten trees)"
     return TrainedModel("lightgbm", booster, name, objective_params, logged, seconds,
                         rounds=len(trained),
                         best_iteration=booster.best_iteration if early_stopping else None,
-                        valid_history=history)
+                        valid_history=history,
+                        leaf_refit_seconds=sum(refit.refit_seconds) if refit is not None else None)

@@ -27,7 +27,8 @@ class _Watch(xgb.callback.TrainingCallback):
 
 def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
-                  engine_params: dict | None = None, seed: int = 0, progress: bool = False) -> TrainedModel:
+                  engine_params: dict | None = None, seed: int = 0, progress: bool = False,
+                  leaf_values: str = "diagonal") -> TrainedModel:
     """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
@@ -35,6 +36,9 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``. ``engine_params`` override any
     of them. The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
     """
+    if leaf_values != "diagonal":
+        raise ValueError(f"leaf_values={leaf_values!r} is for LightGBM only (it rewrites leaves with "
+                         "Booster.set_leaf_output); XGBoost trains with the diagonal hessians")
     name, objective_params = describe_objective(objective)
     metric_name = f"ndcg@{eval_at}"
     params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": num_leaves, "max_depth": 0,

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -314,6 +315,67 @@ def _plrank_losses(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ct
     return losses
 
 
+@kernel(parallel=True)
+def _plrank_leaf_curvature(scores, offsets, leaf, n_leaves, n_chunks, top_k_of, top_start, top_docs, ctx_owner,
+                           union_start, union_docs, union_position, in_top, n_perm, outside):
+    """Exact curvature of the loss along each leaf's direction: per leaf, the mean over permutations of
+    ``sum_C P_C (1 - P_C)`` with ``P_C = sum_{d in leaf and C} p(d|C)``, summed over the queries.
+
+    Per permutation the leaves' log-masses start from the documents below its top k and grow by one
+    document per context, from the deepest context up, so each context costs one ``logaddexp`` and one
+    ``exp`` per leaf that the query touches. Queries are spread over ``n_chunks`` chunks, each summing
+    into its own row of the result, which is reduced at the end.
+    """
+    n_queries = offsets.shape[0] - 1
+    per_chunk = np.zeros((n_chunks, n_leaves))
+    log_z = np.empty(top_start[-1])
+    for c in prange(n_chunks):
+        slot_of = np.full(n_leaves, -1, dtype=np.int64)
+        touched = np.empty(n_leaves, dtype=np.int64)
+        rest = np.empty(n_leaves)
+        mass = np.empty(n_leaves)
+        for q in range(c * n_queries // n_chunks, (c + 1) * n_queries // n_chunks):
+            k = top_k_of[q]
+            if k == 0:
+                continue
+            lo = offsets[q]
+            block = top_start[q]
+            first = union_start[q]
+            _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
+                                     union_docs, union_position, in_top, n_perm, log_z, outside)
+            n_touched = 0
+            for i in range(lo, offsets[q + 1]):
+                slot = slot_of[leaf[i]]
+                if slot < 0:
+                    slot = n_touched
+                    slot_of[leaf[i]] = slot
+                    touched[slot] = leaf[i]
+                    rest[slot] = -np.inf
+                    n_touched += 1
+                if not in_top[i]:
+                    rest[slot] = logaddexp(rest[slot], scores[i])
+            for p in range(n_perm):
+                for slot in range(n_touched):
+                    mass[slot] = rest[slot]
+                for t in range(union_start[q + 1] - first):
+                    if union_position[(first + t) * n_perm + p] == k:
+                        i = lo + union_docs[first + t]
+                        slot = slot_of[leaf[i]]
+                        mass[slot] = logaddexp(mass[slot], scores[i])
+                for j in range(k - 1, -1, -1):
+                    e = block + p * k + j
+                    i = lo + top_docs[e]
+                    slot = slot_of[leaf[i]]
+                    mass[slot] = logaddexp(mass[slot], scores[i])
+                    log_z_context = log_z[block + ctx_owner[e]]
+                    for slot in range(n_touched):
+                        share = min(np.exp(mass[slot] - log_z_context), 1.0)
+                        per_chunk[c, touched[slot]] += share * (1.0 - share) / n_perm
+            for slot in range(n_touched):
+                slot_of[touched[slot]] = -1
+    return per_chunk.sum(axis=0)
+
+
 # --------------------------------------------------------------------------------------------------
 # The objective
 
@@ -442,6 +504,36 @@ class PLRank(RankingObjective):
         _plrank_gradients(scores, state.offsets, state.top_k_of, state.top_start, state.top_docs,
                           state.ctx_owner, state.union_start, state.union_docs, state.union_position,
                           state.in_top, state.n_permutations, self.hessian_floor, state._outside, grad, hess)
+
+    def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:
+        """Second derivative of the loss along each leaf's direction (the denominator of the paper's Eqn. 9).
+
+        For the indicator ``u`` of the documents with ``leaf == l``, ``d^2/dt^2 loss(scores + t u)`` at
+        ``t = 0`` is, per permutation, ``sum_C P_C (1 - P_C)`` with ``P_C = sum_{d in leaf and C} p(d|C)``
+        (the variance of ``u`` under the context's choice distribution); this returns it per leaf, as the
+        mean over permutations summed over queries. The diagonal hessians an engine sums instead,
+        ``sum_d h_d = sum_C (P_C - sum_{d} p(d|C)^2)``, exceed it by the cross terms ``sum_{d != e} p_d p_e``.
+        Queries left out of training (see ``skip_uniform_queries``) contribute nothing, as to the gradient.
+
+        Parameters
+        ----------
+        scores, labels, offsets : the flat arrays of :meth:`gradients`.
+        leaf : int array
+            The leaf (0 .. n_leaves - 1) of every document.
+        """
+        data = QueryData.from_arrays(labels, offsets)
+        state = self._state_for(data)
+        scores = check_scores(scores, data.n_docs, name="PLRank scores")
+        leaf = np.ascontiguousarray(leaf, dtype=np.int64)
+        if leaf.shape != (data.n_docs,) or (leaf.size and not 0 <= leaf.min() <= leaf.max() < n_leaves):
+            raise ValueError(f"leaf must hold one index in [0, {n_leaves}) per document ({data.n_docs}), got "
+                             f"shape {leaf.shape} and range [{leaf.min() if leaf.size else None}, "
+                             f"{leaf.max() if leaf.size else None}]")
+        n_chunks = max(1, min(data.offsets.size - 1, 4 * numba.get_num_threads()))
+        return _plrank_leaf_curvature(scores, state.offsets, leaf, int(n_leaves), n_chunks, state.top_k_of,
+                                      state.top_start, state.top_docs, state.ctx_owner, state.union_start,
+                                      state.union_docs, state.union_position, state.in_top,
+                                      state.n_permutations, state._outside)
 
     def losses(self, scores, labels, offsets) -> np.ndarray:
         """Per-query loss (mean over permutations of the truncated PL negative log-likelihood)."""

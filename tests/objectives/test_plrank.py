@@ -82,6 +82,56 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
                                  rel=1e-12, abs=1e-9)
 
 
+def leaf_curvature_by_finite_differences(scores, top_lists, members, step=mpmath.mpf("1e-12")):
+    """Second central difference of the reference loss along the indicator of ``members``."""
+    base = [mpmath.mpf(float(s)) for s in scores]
+    moved = [lambda t, d=d, s=s: s + t if d in members else s for d, s in enumerate(base)]
+    up = reference_loss([shift(step) for shift in moved], top_lists)
+    down = reference_loss([shift(-step) for shift in moved], top_lists)
+    return float((up - 2 * reference_loss(base, top_lists) + down) / step ** 2)
+
+
+@pytest.mark.parametrize("n_leaves", [1, 3, 8])
+@pytest.mark.parametrize("compress", [True, False])
+def test_leaf_curvature_matches_finite_differences_along_each_leaf(n_leaves, compress):
+    """The exact curvature of the Newton leaf step (the paper's Eqn. 9), on several queries at once: tiny
+    ones, ties, score ranges up to 1e4 (where most of a context's mass sits on one document)."""
+    rng = np.random.default_rng([n_leaves, compress])
+    queries = [random_query(rng, n, scale) for n, scale in [(1, 1.0), (2, 1.0), (6, 3.0), (9, 1e4), (15, 1.0),
+                                                             (4, 1.0)]]
+    queries[-1][1][:] = 2.0  # all labels equal: skipped, contributes nothing
+    scores = np.concatenate([q[0] for q in queries])
+    labels = np.concatenate([q[1] for q in queries])
+    offsets = np.r_[0, np.cumsum([q[0].size for q in queries])]
+    leaf = rng.integers(0, n_leaves, size=scores.size)
+    obj = PLRank(top_k=4, n_permutations=3, seed=1, compress_contexts=compress)
+    curvature = obj.leaf_curvature(scores, labels, offsets, leaf, n_leaves)
+    state = obj.state(labels, offsets)
+
+    expected = np.zeros(n_leaves)
+    for q in range(offsets.size - 1):
+        if state.top_k_of[q] == 0:
+            continue
+        lo, hi = offsets[q], offsets[q + 1]
+        for index in range(n_leaves):
+            members = set(np.flatnonzero(leaf[lo:hi] == index).tolist())
+            if members:
+                expected[index] += leaf_curvature_by_finite_differences(scores[lo:hi], tops_of(state, q, 3), members)
+    np.testing.assert_allclose(curvature, expected, rtol=1e-7, atol=1e-9)
+    # the engines' sum of diagonal hessians is larger by the cross terms, unless a leaf holds one document
+    # per context
+    _, hess = obj.gradients(scores, labels, offsets)
+    diagonal = np.bincount(leaf, weights=np.where(np.repeat(state.top_k_of > 0, np.diff(offsets)), hess, 0.0),
+                           minlength=n_leaves)
+    assert np.all(curvature <= diagonal * (1 + 1e-6) + 1e-9)
+
+
+def test_leaf_curvature_refuses_leaves_out_of_range():
+    obj = PLRank()
+    with pytest.raises(ValueError, match=r"leaf must hold one index in \[0, 2\)"):
+        obj.leaf_curvature(np.zeros(3), np.array([1.0, 0, 0]), np.array([0, 3]), np.array([0, 1, 2]), 2)
+
+
 def test_permutations_are_label_sorted_top_k_with_random_ties():
     rng = np.random.default_rng(0)
     sizes = rng.integers(1, 40, size=50)

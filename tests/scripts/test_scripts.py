@@ -36,10 +36,12 @@ def test_simulation_quick_mode_fills_its_table():
     assert all("e-" in row for row in rows)
 
 
-@pytest.mark.parametrize("study", ["plrank", "umart", "partition"])
-def test_mq2008_study_on_one_fold(shared_data, study):
+@pytest.mark.parametrize("study, label", [("plrank", "lambdarank [lightgbm]"), ("umart", "lambdarank [lightgbm]"),
+                                          ("partition", "lambdarank [lightgbm]"),
+                                          ("leaves", "plrank(top_k=10, n_permutations=3) [lightgbm, exact leaves]")])
+def test_mq2008_study_on_one_fold(shared_data, study, label):
     out = run_script("mq2008_folds.py", study, str(shared_data / "MQ2008"), "--folds", "1")
-    assert "NDCG@10" in out and "lambdarank [lightgbm]" in out
+    assert "NDCG@10" in out and label in out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,215 @@
+"""PLRank's exact Newton leaf values for LightGBM (Xia, Zhai and Wang 2019, Eqn. 9).
+
+A custom objective hands LightGBM one gradient and one hessian per document, and LightGBM sets each
+leaf to ``-sum_d g_d / (sum_d h_d + lambda_l2)`` times the learning rate. For PLRank the sum of diagonal
+hessians, ``sum_C (P_C - sum_d p(d|C)^2)``, exceeds the loss's true curvature along the leaf,
+``sum_C P_C (1 - P_C)``, by the cross terms ``sum_C sum_{d != e in leaf} p(d|C) p(e|C)``: LightGBM's
+step is a damped Newton step. :class:`ExactLeafValues` restores the paper's step: after each tree it
+finds the leaf of every training document, computes
+
+.. math::
+
+    v_\\ell = -\\eta \\; \\frac{T_{\\lambda_1}\\big(\\sum_{d \\in \\ell} g_d\\big)}
+               {\\sum_C P_C(\\ell)\\,(1 - P_C(\\ell)) + \\lambda_2},
+    \\qquad T_{\\lambda_1}(G) = \\mathrm{sign}(G) \\max(|G| - \\lambda_1, 0),
+
+clipped to ``max_delta_step`` before the learning rate ``eta`` as LightGBM does, and writes it with
+``Booster.set_leaf_output``. LightGBM's cached training scores still hold the old leaf values, so the
+objective is handed LightGBM's scores plus the accumulated differences (new - old) of every document's
+leaves: the scores the objective sees are always the model's own predictions on the training data.
+Validation scores are kept the same way, and NDCG on them is reported to LightGBM's callbacks (its own
+metrics would read the stale cache and are switched off).
+
+Trees are still grown with the diagonal hessians; only the leaf values change. Bagging, GOSS, DART,
+path smoothing, linear trees, monotone constraints and sample weights change how LightGBM computes leaf
+values and are refused.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import metrics
+from ..objectives import PLRank
+
+try:  # LightGBM >= 4.6 names the fields of an evaluation result
+    from lightgbm.basic import EvalResult as _EvalResult
+except ImportError:  # pragma: no cover - older LightGBM: plain tuples
+    def _EvalResult(*fields):
+        return tuple(fields)
+
+#: LightGBM's names for the parameters read here (its documented aliases)
+_ALIASES = {
+    "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
+    "lambda_l1": ("lambda_l1", "reg_alpha", "l1_regularization"),
+    "lambda_l2": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
+    "max_delta_step": ("max_delta_step", "max_tree_output", "max_leaf_output"),
+    "boosting": ("boosting", "boosting_type", "boost"),
+    "data_sample_strategy": ("data_sample_strategy",),
+    "bagging_fraction": ("bagging_fraction", "sub_row", "subsample", "bagging"),
+    "bagging_freq": ("bagging_freq", "subsample_freq"),
+    "pos_bagging_fraction": ("pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging"),
+    "neg_bagging_fraction": ("neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
+    "path_smooth": ("path_smooth",),
+    "linear_tree": ("linear_tree", "linear_trees"),
+    "monotone_constraints": ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst"),
+    "num_class": ("num_class", "num_classes"),
+}
+_DEFAULTS = {"learning_rate": 0.1, "lambda_l1": 0.0, "lambda_l2": 0.0, "max_delta_step": 0.0, "boosting": "gbdt",
+             "data_sample_strategy": "bagging", "bagging_fraction": 1.0, "bagging_freq": 0,
+             "pos_bagging_fraction": 1.0, "neg_bagging_fraction": 1.0, "path_smooth": 0.0, "linear_tree": False,
+             "monotone_constraints": None, "num_class": 1}
+
+
+def lightgbm_param(params: dict, name: str):
+    """The value of LightGBM parameter ``name`` in ``params`` under any of its aliases, else the default."""
+    for alias in _ALIASES[name]:
+        if alias in params:
+            return params[alias]
+    return _DEFAULTS[name]
+
+
+def leaf_values(gradient_sums, curvatures, *, learning_rate, lambda_l1=0.0, lambda_l2=0.0, max_delta_step=0.0):
+    """Leaf outputs from per-leaf gradient sums and curvatures, regularised and shrunk as LightGBM does
+    (``FeatureHistogram::CalculateSplittedLeafOutput`` then ``Tree::Shrinkage``).
+
+    A leaf whose regularised curvature is not positive gets 0 (LightGBM guarantees a positive hessian
+    sum by its floors; the exact curvature can vanish when one document carries a whole context).
+    """
+    gradient_sums = np.asarray(gradient_sums, dtype=np.float64)
+    thresholded = np.sign(gradient_sums) * np.maximum(np.abs(gradient_sums) - lambda_l1, 0.0)
+    denominator = np.asarray(curvatures, dtype=np.float64) + lambda_l2
+    raw = np.divide(-thresholded, denominator, out=np.zeros_like(thresholded), where=denominator > 0)
+    if max_delta_step > 0:
+        raw = np.clip(raw, -max_delta_step, max_delta_step)
+    return raw * learning_rate
+
+
+class ExactLeafValues:
+    """Training-time companion of a :class:`~plboost.objectives.PLRank` objective under ``lgb.train``
+    that rewrites every new tree's leaves with the exact Newton step (see the module docstring).
+
+    Use :attr:`objective` as LightGBM's ``objective`` and :meth:`after_iteration` as the first callback;
+    :func:`plboost.engines.lightgbm.train_lightgbm` with ``leaf_values="exact"`` does both.
+
+    Parameters
+    ----------
+    objective : PLRank
+    train_data, valid_data : RankingData
+        The training data (features are needed to find each document's leaf) and optional validation
+        data, scored with the rewritten trees and reported as ``("valid", "ndcg@<eval_at>")``.
+    params : dict
+        The LightGBM parameters of the run (learning rate, ``lambda_l1``, ``lambda_l2``,
+        ``max_delta_step`` under any alias).
+    curvature : "exact" or "diagonal"
+        "diagonal" sums the objective's hessians instead, as LightGBM does: it reproduces LightGBM's own
+        leaf values and serves as a check of the regularisation arithmetic.
+    """
+
+    def __init__(self, objective: PLRank, train_data, valid_data=None, params: dict | None = None, *,
+                 eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
+        if not isinstance(objective, PLRank):
+            raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
+        if curvature not in ("exact", "diagonal"):
+            raise ValueError(f"curvature must be 'exact' or 'diagonal', got {curvature!r}")
+        params = dict(params or {})
+        _refuse_unsupported(params)
+        self._objective = objective
+        self.curvature = curvature
+        self.learning_rate = float(lightgbm_param(params, "learning_rate"))
+        self.lambda_l1 = float(lightgbm_param(params, "lambda_l1"))
+        self.lambda_l2 = float(lightgbm_param(params, "lambda_l2"))
+        self.max_delta_step = float(lightgbm_param(params, "max_delta_step"))
+        self.train_data = train_data
+        self.valid_data = valid_data
+        self.eval_at = int(eval_at)
+        self.no_relevant = no_relevant
+        #: model prediction minus LightGBM's cached score, per training document
+        self.correction = np.zeros(train_data.n_docs)
+        #: the model's raw predictions on the validation data
+        self.valid_scores = np.zeros(valid_data.n_docs) if valid_data is not None else None
+        #: seconds spent finding leaves and rewriting them, per tree
+        self.refit_seconds: list[float] = []
+        self._trees = 0
+        self._scores = self._grad = self._hess = None
+
+    def __deepcopy__(self, memo):
+        # lgb.train deep-copies its parameters, this object's bound objective among them: the copy
+        # must be this very object, whose corrections the callback keeps
+        return self
+
+    def objective(self, preds, dataset):
+        """LightGBM's custom objective: PLRank's gradients at the model's true training scores."""
+        if len(preds) != self.correction.size:
+            raise ValueError(f"exact leaf values were set up for {self.correction.size} training documents, "
+                             f"LightGBM passed {len(preds)}")
+        if dataset.get_weight() is not None:
+            raise ValueError("exact leaf values do not support sample weights")
+        self._scores = np.asarray(preds, dtype=np.float64) + self.correction
+        self._grad, self._hess = self._objective(self._scores, dataset)
+        return self._grad, self._hess
+
+    def after_iteration(self, env) -> None:
+        """Callback: rewrite the new tree's leaves, update the scores, report validation NDCG."""
+        start = time.perf_counter()
+        booster = env.model
+        tree = booster.num_trees() - 1
+        if tree >= self._trees:
+            self._trees = tree + 1
+            leaf = self._leaves(booster, self.train_data.X, env.iteration)
+            valid_leaf = (self._leaves(booster, self.valid_data.X, env.iteration) if self.valid_data is not None
+                          else leaf[:0])
+            n_leaves = int(max(leaf.max(), valid_leaf.max(initial=0))) + 1
+            old = np.array([booster.get_leaf_output(tree, index) for index in range(n_leaves)])
+            new = self.new_leaf_values(leaf, n_leaves)
+            unseen = np.bincount(leaf, minlength=n_leaves) == 0  # no training document: nothing to refit
+            new[unseen] = old[unseen]
+            for index in np.flatnonzero(~unseen):
+                booster.set_leaf_output(tree, int(index), float(new[index]))
+            self.correction += (new - old)[leaf]
+            if self.valid_scores is not None:
+                self.valid_scores += new[valid_leaf]
+        self.refit_seconds.append(time.perf_counter() - start)
+        if self.valid_data is not None:
+            value = metrics.ndcg(self.valid_scores, self.valid_data.labels, offsets=self.valid_data.offsets,
+                                 k=self.eval_at, no_relevant=self.no_relevant)
+            env.evaluation_result_list.append(_EvalResult("valid", f"ndcg@{self.eval_at}", float(value), True))
+
+    def new_leaf_values(self, leaf, n_leaves: int) -> np.ndarray:
+        """The leaf outputs (learning rate applied) of the tree whose training-document leaves are ``leaf``,
+        from the gradients of the last objective call."""
+        gradient_sums = np.bincount(leaf, weights=self._grad.astype(np.float64), minlength=n_leaves)
+        if self.curvature == "exact":
+            curvatures = self._objective.leaf_curvature(self._scores, self.train_data.labels,
+                                                        self.train_data.offsets, leaf, n_leaves)
+        else:
+            curvatures = np.bincount(leaf, weights=self._hess.astype(np.float64), minlength=n_leaves)
+        return leaf_values(gradient_sums, curvatures, learning_rate=self.learning_rate, lambda_l1=self.lambda_l1,
+                           lambda_l2=self.lambda_l2, max_delta_step=self.max_delta_step)
+
+    @staticmethod
+    def _leaves(booster, X, iteration: int) -> np.ndarray:
+        return booster.predict(X, start_iteration=iteration, num_iteration=1, pred_leaf=True).reshape(-1)
+
+
+def _refuse_unsupported(params: dict) -> None:
+    """Refuse the LightGBM settings under which a leaf value is not the Newton step over all documents."""
+    checks = [
+        (lightgbm_param(params, "boosting") not in ("gbdt", "gbrt"), "boosting other than gbdt"),
+        (lightgbm_param(params, "data_sample_strategy") == "goss", "GOSS sampling"),
+        (float(lightgbm_param(params, "bagging_fraction")) < 1 and int(lightgbm_param(params, "bagging_freq")) > 0,
+         "bagging"),
+        (min(float(lightgbm_param(params, "pos_bagging_fraction")),
+             float(lightgbm_param(params, "neg_bagging_fraction"))) < 1
+         and int(lightgbm_param(params, "bagging_freq")) > 0, "bagging"),
+        (float(lightgbm_param(params, "path_smooth")) > 0, "path_smooth"),
+        (bool(lightgbm_param(params, "linear_tree")), "linear trees"),
+        (lightgbm_param(params, "monotone_constraints") not in (None, [], ""), "monotone constraints"),
+        (int(lightgbm_param(params, "num_class")) != 1, "several classes"),
+    ]
+    for refused, what in checks:
+        if refused:
+            raise ValueError(f"exact leaf values do not support {what}: LightGBM then computes leaf values "
+                             "from other documents or with other terms; use leaf_values='diagonal'")
