@@ -1,4 +1,4 @@
-"""The ``plboost`` command: train, evaluate and demo.
+"""The ``plboost`` command: train, evaluate, compare, summarize and demo.
 
 Examples::
 
@@ -9,6 +9,8 @@ Examples::
     plboost evaluate --model model.txt --data Fold1/test.txt
     plboost compare MSLR-WEB10K/ --run plrank,n_permutations=3 --run umart,window=2 --baselines \\
         --rounds 1000 --early-stopping 50 --out results/ --plot
+    plboost compare MQ2008/ MSLR-WEB10K/ --run plrank --baselines --out results/   # + winning numbers
+    plboost summarize results/ other-machine/results.json published.csv
     plboost demo
 """
 
@@ -49,6 +51,13 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
     if not cutoffs or min(cutoffs) < 1:
         raise argparse.ArgumentTypeError(f"cut-offs must be positive integers, got {text!r}")
     return cutoffs
+
+
+def _metric_list(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated metric names like NDCG@10,ERR@10, got {text!r}")
+    return names
 
 
 def _positive_int(text: str) -> int:
@@ -97,7 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="many configurations x the folds of a benchmark -> a table (mean ± std over folds)",
         description="Train every configuration on every split of DATA (LETOR 4.0/MSLR or LETOR 3.0 folds, "
                     "Yahoo! LTR sets, or one train/vali/test triple; .gz accepted) and report test metrics.")
-    compare.add_argument("data", type=Path, help="dataset directory")
+    compare.add_argument("data", type=Path, nargs="+", metavar="DATA",
+                         help="dataset directory; with several, a table each and then the methods' winning "
+                              "numbers across them (see plboost summarize)")
     compare.add_argument("--run", action="append", default=[], metavar="SPEC",
                          help="a configuration: objective[@engine][,key=value...], e.g. plrank,n_permutations=3 "
                               "or rank:ndcg@xgboost; repeatable")
@@ -109,12 +120,30 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--folds", type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
                          metavar="NAMES", help="splits to use, e.g. Fold1,Fold2 (default: all)")
     compare.add_argument("--out", type=Path, metavar="DIR",
-                         help="write results.csv, summary.csv, results.json and per-run records there")
+                         help="write results.csv, summary.csv, results.json and per-run records there (with "
+                              "several datasets: in a subdirectory each, and winning.md/winning.csv)")
+    compare.add_argument("--metrics", type=_metric_list, metavar="NAMES",
+                         help="with several datasets: metrics of the winning numbers (default "
+                              "NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10)")
     compare.add_argument("--plot", action="store_true", help="with --out: validation NDCG curves as a PNG")
     compare.add_argument("--no-resume", action="store_true", help="recompute runs already recorded in --out")
     _add_training_options(compare)
     _add_evaluation_options(compare)
     _add_common_options(compare)
+
+    summarize = commands.add_parser(
+        "summarize", help="winning numbers of methods across datasets, from saved results",
+        description="Winning numbers (Tax, Bockting and Hiemstra, IPM 2015) of the methods in RESULTS: per "
+                    "metric, WN (comparisons won: datasets x other methods with a result on the same "
+                    "dataset), IWN (such comparisons) and NWN = WN / IWN, a cross-metric table, and the "
+                    "Pareto-optimal methods in (NWN, IWN). Missing results are allowed.")
+    summarize.add_argument("results", type=Path, nargs="+", metavar="RESULTS",
+                           help="results.json / results.csv / summary.csv of plboost compare, a directory "
+                                "holding results.json files, or a CSV table (method, dataset, metric columns, "
+                                "or long rows method,dataset,metric,value)")
+    summarize.add_argument("--metrics", type=_metric_list, metavar="NAMES",
+                           help="metrics to summarise (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10, those present)")
+    summarize.add_argument("--out", type=Path, metavar="PATH", help="also write the table as CSV here")
 
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
@@ -168,7 +197,8 @@ def _add_common_options(parser):
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _train, "evaluate": _evaluate, "compare": _compare, "demo": _demo}[args.command](args)
+        return {"train": _train, "evaluate": _evaluate, "compare": _compare, "summarize": _summarize,
+                "demo": _demo}[args.command](args)
     except (ValueError, FileNotFoundError, TypeError) as error:
         print(f"plboost {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -273,18 +303,56 @@ def _compare(args) -> int:
         raise ValueError("nothing to compare: give --run, --config or --baselines")
     if args.plot and not args.out:
         raise ValueError("--plot needs --out (the PNG is written there)")
-    layout = find_layout(args.data)
+    layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
+    names = [Path(layout.directory).name for layout in layouts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two datasets have the same directory name ({', '.join(names)}); results are matched "
+                         "by it")
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    result = compare(specs, layout, splits=args.folds, out_dir=args.out, resume=not args.no_resume,
-                     progress=not args.quiet, log=log, load_options={"cache": not args.no_cache,
-                                                                     "progress": not args.quiet})
-    print(result.header())
-    print(result.table())
+    comparisons = []
+    for layout, name in zip(layouts, names):
+        out = None if args.out is None else (args.out / name if len(layouts) > 1 else args.out)
+        result = compare(specs, layout, splits=args.folds, out_dir=out, resume=not args.no_resume,
+                         progress=not args.quiet, log=log, load_options={"cache": not args.no_cache,
+                                                                         "progress": not args.quiet})
+        comparisons.append(result)
+        print(result.header())
+        print(result.table())
+        print()
+        if out:
+            written = result.save(out)
+            if args.plot:
+                written["plot"] = result.plot(out / "validation_ndcg.png")
+            print("wrote " + ", ".join(str(path) for path in written.values()), file=sys.stderr)
+    if len(comparisons) > 1:
+        import pandas as pd
+
+        from .winning import cell_means, format_summary, winning_numbers
+
+        cells = cell_means(pd.concat([c.long_results() for c in comparisons], ignore_index=True))
+        table = winning_numbers(cells, args.metrics)
+        text = format_summary(table, cells)
+        print(f"## Winning numbers over {len(comparisons)} datasets ({', '.join(names)})\n\n{text}")
+        if args.out:
+            (args.out / "winning.md").write_text(text + "\n")
+            table.to_csv(args.out / "winning.csv", index=False)
+            print(f"wrote {args.out / 'winning.md'}, {args.out / 'winning.csv'}", file=sys.stderr)
+    return 0
+
+
+def _summarize(args) -> int:
+    from .winning import cell_means, format_summary, load_results, winning_numbers
+
+    results = load_results(args.results)
+    cells = cell_means(results)
+    table = winning_numbers(cells, args.metrics)
+    datasets = list(dict.fromkeys(cells["dataset"]))
+    print(f"## Winning numbers: {cells['method'].nunique()} methods, {len(datasets)} datasets "
+          f"({', '.join(datasets)}), {results['source'].nunique()} result file(s)\n")
+    print(format_summary(table, cells))
     if args.out:
-        written = result.save(args.out)
-        if args.plot:
-            written["plot"] = result.plot(args.out / "validation_ndcg.png")
-        print("wrote " + ", ".join(str(path) for path in written.values()), file=sys.stderr)
+        table.to_csv(args.out, index=False)
+        print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 

@@ -313,6 +313,20 @@ class Comparison:
         return (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)}); "
                 f"test metrics, mean ± std over splits; {self.conventions}")
 
+    @property
+    def dataset_name(self) -> str:
+        """The dataset's directory name (how result files from several machines are matched)."""
+        return Path(self.dataset).name or self.dataset
+
+    def long_results(self):
+        """One row per configuration, split and metric: method, dataset, split, metric, value, source (the
+        input of :func:`plboost.winning.cell_means`)."""
+        import pandas as pd
+
+        rows = [{"method": r.label, "dataset": self.dataset_name, "split": r.split, "metric": name, "value": value,
+                 "source": self.dataset} for r in self.results for name, value in r.metrics.items()]
+        return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"])
+
     def save(self, directory) -> dict:
         """Write ``results.csv`` (one row per configuration and split), ``summary.csv`` and ``results.json``."""
         directory = Path(directory)
@@ -320,15 +334,15 @@ class Comparison:
         metric_names = list(self.results[0].metrics)
         with open(directory / "results.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["configuration", "split", *metric_names, "train_seconds", "trees_used"])
+            writer.writerow(["configuration", "dataset", "split", *metric_names, "train_seconds", "trees_used"])
             for r in self.results:
-                writer.writerow([r.label, r.split, *(r.metrics[m] for m in metric_names), r.train_seconds,
-                                 r.trees_used])
+                writer.writerow([r.label, self.dataset_name, r.split, *(r.metrics[m] for m in metric_names),
+                                 r.train_seconds, r.trees_used])
         summary = self.summary()
         with open(directory / "summary.csv", "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(summary[0]))
+            writer = csv.DictWriter(handle, fieldnames=["configuration", "dataset", *list(summary[0])[1:]])
             writer.writeheader()
-            writer.writerows(summary)
+            writer.writerows({**row, "dataset": self.dataset_name} for row in summary)
         payload = {"dataset": self.dataset, "conventions": self.conventions, "versions": versions(),
                    "configurations": [{"label": s.label, **asdict(s)} for s in self.specs],
                    "results": [asdict(r) for r in self.results], "summary": summary}

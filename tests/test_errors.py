@@ -229,6 +229,12 @@ CASES = [
     Case("command line", "`--dask-scheduler` and `--dask-local` together",
          cli_call("train", "--train", "{dir}/train.txt", "--dask-local", "2", "--dask-scheduler", "tcp://x:1",
                   "--test", "{dir}/train.txt", "--quiet"), r"not both"),
+    Case("command line", "`plboost summarize` of a file that is not there",
+         cli_call("summarize", "{dir}/missing.json"), r"no such file or directory"),
+    Case("command line", "`plboost summarize` of a CSV file without a method column",
+         cli_call("summarize", "{dir}/train.txt.csv"), r"no method column"),
+    Case("command line", "`plboost summarize` of the same result twice",
+         cli_call("summarize", "{dir}/results.csv", "{dir}/sub/results.csv"), r"is given more than once"),
     Case("command line", "`plboost compare` with no configuration", cli_call("compare", "{dir}", "--quiet"),
          r"nothing to compare"),
     Case("command line", "`plboost compare` on a directory of no known layout",
@@ -245,6 +251,9 @@ def observe(case: Case) -> str:
         write(directory, "train.txt", GOOD)
         (directory / "sub").mkdir()
         write(directory / "sub", "notes.txt", "hello\n")
+        write(directory, "train.txt.csv", "name,NDCG@10\nA,0.5\n")
+        for folder in (directory, directory / "sub"):
+            write(folder, "results.csv", "configuration,dataset,NDCG@10\nA,d1,0.5\n")
         try:
             case.run(directory)
         except Exception as error:  # noqa: BLE001 - every error is the subject here

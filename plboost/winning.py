@@ -1,0 +1,268 @@
+"""Comparing ranking methods across datasets and metrics: winning numbers.
+
+Tax, Bockting and Hiemstra, "A cross-benchmark comparison of 87 learning to rank methods", Information
+Processing & Management 51(6), 2015. For a metric and methods M_1 .. M_n evaluated on datasets
+j = 1 .. m, where ``M_i(j)`` is method i's score on dataset j (the mean over the dataset's folds) and may
+be missing:
+
+.. math::
+
+    WN_i = \\sum_{j} \\sum_{k \\ne i} 1[M_i(j) \\text{ and } M_k(j) \\text{ defined}] \\, 1[M_i(j) > M_k(j)],
+    \\qquad IWN_i = \\sum_{j} \\sum_{k \\ne i} 1[M_i(j) \\text{ and } M_k(j) \\text{ defined}],
+
+and ``NWN_i = WN_i / IWN_i``: the share of the comparisons method i could have won that it did win. A
+tie is a comparison not won (by either method). IWN says how much evidence stands behind NWN, so a
+method is *Pareto-optimal* when no other method has NWN and IWN both at least as large, one of them
+larger. Across metrics, the cross-metric summary sums WN and IWN over the metrics and divides again.
+
+:func:`load_results` reads the files ``plboost compare`` writes (``results.json``, ``results.csv``,
+``summary.csv``) and plain CSV tables (a row per method and dataset with a column per metric, or long
+rows of method, dataset, metric, value), possibly from different runs and machines;
+:func:`cell_means` averages the folds; :func:`winning_numbers` computes the tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: the metrics summarised by default, after the PLRank paper's table
+DEFAULT_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
+CROSS_METRIC = "all metrics"
+
+_METHOD_COLUMNS = ("configuration", "method", "label")
+_NOT_METRICS = {"dataset", "split", "splits", "seconds", "trees", "train_seconds", "trees_used", "source"}
+_METRIC_NAME = re.compile(r"^(NDCG|ERR|MAP|P|MRR|DCG|RR|Recall|Precision)(@\d+)?$", re.IGNORECASE)
+
+
+def load_results(paths) -> pd.DataFrame:
+    """Results of several files as one long table: method, dataset, split, metric, value, source.
+
+    Each path is a ``results.json`` of ``plboost compare``, a directory (every ``results.json`` under it),
+    or a CSV file: ``results.csv``/``summary.csv`` of ``plboost compare`` or any table with a method
+    column (``configuration``, ``method`` or ``label``), a ``dataset`` column (else the name of the
+    file's directory is the dataset), an optional ``split`` column, and one column per metric; or a long
+    table with columns ``method, dataset, metric, value`` (and optionally ``split``). Rows without a
+    split are means over the dataset's folds (split ``"*"``). A (method, dataset, split, metric) given
+    twice, or a method and dataset given both per split and as a mean, is an error naming the files.
+    """
+    frames = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.rglob("results.json"))
+            if not found:
+                raise ValueError(f"{path}: no results.json under this directory")
+            frames += [_read_json(p) for p in found]
+        elif not path.is_file():
+            raise ValueError(f"{path}: no such file or directory")
+        elif path.suffix == ".json":
+            frames.append(_read_json(path))
+        elif path.suffix == ".csv":
+            frames.append(_read_csv(path))
+        else:
+            raise ValueError(f"{path}: expected a results.json or a .csv file of results")
+    if not frames:
+        raise ValueError("no result files given")
+    table = pd.concat(frames, ignore_index=True)
+    _check_unique(table)
+    return table
+
+
+def cell_means(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean over splits per (method, dataset, metric): columns method, dataset, metric, value, splits (the
+    number of splits averaged; 0 where the file gave the mean itself)."""
+    per_split = results.assign(counted=(results["split"] != "*").astype(int))
+    grouped = per_split.groupby(["method", "dataset", "metric"], sort=False)
+    cells = grouped.agg(value=("value", "mean"), splits=("counted", "sum")).reset_index()
+    return cells
+
+
+def winning_numbers(cells: pd.DataFrame, metrics=None) -> pd.DataFrame:
+    """WN, IWN and NWN per metric and method, and the cross-metric sums, with Pareto-optimal flags.
+
+    Parameters
+    ----------
+    cells : DataFrame
+        One value per (method, dataset, metric), as from :func:`cell_means`; missing cells are allowed.
+    metrics : list of str, optional
+        The metrics to summarise (default: those of :data:`DEFAULT_METRICS` present in ``cells``).
+
+    Returns a DataFrame with columns metric, method, WN, IWN, NWN (NaN when IWN is 0), pareto; the rows
+    of metric :data:`CROSS_METRIC` sum WN and IWN over the chosen metrics.
+    """
+    available = list(dict.fromkeys(cells["metric"]))
+    if metrics is None:
+        metrics = [m for m in DEFAULT_METRICS if m in available]
+        if not metrics:
+            metrics = available
+    missing = [m for m in metrics if m not in available]
+    if missing:
+        raise ValueError(f"no results for metric(s) {missing}; the results have {available}")
+    methods = list(dict.fromkeys(cells["method"]))
+    rows = []
+    totals = {method: [0, 0] for method in methods}
+    for metric in metrics:
+        grid = (cells[cells["metric"] == metric].pivot_table(index="method", columns="dataset", values="value",
+                                                             aggfunc="first")
+                .reindex(methods))
+        wins, ideal = _wins(grid.to_numpy(dtype=float))
+        for method, won, could in zip(methods, wins, ideal):
+            rows.append({"metric": metric, "method": method, "WN": int(won), "IWN": int(could)})
+            totals[method][0] += int(won)
+            totals[method][1] += int(could)
+    rows += [{"metric": CROSS_METRIC, "method": method, "WN": won, "IWN": could}
+             for method, (won, could) in totals.items()]
+    table = pd.DataFrame(rows)
+    table["NWN"] = np.where(table["IWN"] > 0, table["WN"] / table["IWN"].where(table["IWN"] > 0, 1), np.nan)
+    table["pareto"] = False
+    for metric, group in table.groupby("metric", sort=False):
+        table.loc[group.index, "pareto"] = pareto_optimal(group["NWN"].to_numpy(), group["IWN"].to_numpy())
+    return table
+
+
+def _wins(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (method) of a methods x datasets grid with NaN for missing cells: wins and possible wins."""
+    defined = ~np.isnan(values)
+    wins = np.zeros(values.shape[0], dtype=np.int64)
+    ideal = np.zeros(values.shape[0], dtype=np.int64)
+    for column, present in zip(values.T, defined.T):
+        scores = column[present]
+        # for each present method, the other present methods it beats (ties win nothing)
+        wins[present] += (scores[:, None] > scores[None, :]).sum(axis=1)
+        ideal[present] += scores.size - 1
+    return wins, ideal
+
+
+def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
+    """True where no other method has NWN and IWN both at least as large, one strictly (methods without
+    any comparison, NWN NaN, are never optimal)."""
+    nwn = np.asarray(nwn, dtype=float)
+    iwn = np.asarray(iwn, dtype=float)
+    optimal = ~np.isnan(nwn)
+    for i in np.flatnonzero(optimal):
+        others = ~np.isnan(nwn)
+        others[i] = False
+        dominated = others & (nwn >= nwn[i]) & (iwn >= iwn[i]) & ((nwn > nwn[i]) | (iwn > iwn[i]))
+        optimal[i] = not dominated.any()
+    return optimal
+
+
+def format_summary(table: pd.DataFrame, cells: pd.DataFrame | None = None) -> str:
+    """Markdown: a table per metric (methods by NWN, then IWN), the cross-metric table, and the coverage
+    (which method has results on which dataset)."""
+    from .experiment import format_table
+
+    parts = []
+    for metric, group in table.groupby("metric", sort=False):
+        ordered = group.sort_values(["NWN", "IWN", "method"], ascending=[False, False, True], na_position="last")
+        rows = [{"method": r.method, "WN": r.WN, "IWN": r.IWN,
+                 "NWN": "n/a" if np.isnan(r.NWN) else f"{r.NWN:.4f}", "Pareto-optimal": "yes" if r.pareto else ""}
+                for r in ordered.itertuples()]
+        title = ("Cross-metric (WN and IWN summed over " + ", ".join(m for m in dict.fromkeys(table["metric"])
+                                                                   if m != CROSS_METRIC) + ")"
+                 if metric == CROSS_METRIC else metric)
+        parts.append(f"### {title}\n\n" + format_table(rows, ["method", "WN", "IWN", "NWN", "Pareto-optimal"]))
+    if cells is not None:
+        datasets = list(dict.fromkeys(cells["dataset"]))
+        coverage = []
+        for method in dict.fromkeys(table["method"]):
+            row = {"method": method}
+            for dataset in datasets:
+                have = cells[(cells["method"] == method) & (cells["dataset"] == dataset)]
+                splits = int(have["splits"].max()) if len(have) else 0
+                row[dataset] = ("-" if not len(have) else
+                                f"{len(have)} metric(s), " + (f"{splits} split(s)" if splits else "means"))
+            coverage.append(row)
+        parts.append("### Coverage\n\n" + format_table(coverage, ["method", *datasets]))
+    return "\n\n".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# reading result files
+
+def _read_json(path: Path) -> pd.DataFrame:
+    try:
+        document = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict) or "results" not in document or "dataset" not in document:
+        raise ValueError(f"{path}: not a results.json of plboost compare (expected keys 'dataset' and 'results')")
+    dataset = Path(str(document["dataset"])).name or str(document["dataset"])
+    rows = []
+    for number, result in enumerate(document["results"], 1):
+        try:
+            method, split, values = result["label"], result["split"], result["metrics"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{path}: result #{number} lacks 'label', 'split' or 'metrics'") from None
+        rows += [{"method": method, "dataset": dataset, "split": str(split), "metric": metric,
+                  "value": _number(value, path, f"result #{number} {metric}")} for metric, value in values.items()]
+    return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"]).assign(
+        source=str(path))
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        records = list(reader)
+    if not header:
+        raise ValueError(f"{path}: empty CSV file")
+    lowered = {name.strip().lower(): name for name in header}
+    rows = []
+    if {"method", "dataset", "metric", "value"} <= set(lowered):
+        for line, record in enumerate(records, 2):
+            rows.append({"method": record[lowered["method"]].strip(), "dataset": record[lowered["dataset"]].strip(),
+                         "split": (record[lowered["split"]].strip() if "split" in lowered else "") or "*",
+                         "metric": record[lowered["metric"]].strip(),
+                         "value": _number(record[lowered["value"]], path, f"line {line}")})
+    else:
+        method_column = next((lowered[c] for c in _METHOD_COLUMNS if c in lowered), None)
+        if method_column is None:
+            raise ValueError(f"{path}: no method column; expected one of {', '.join(_METHOD_COLUMNS)} (or the "
+                             "long form method, dataset, metric, value)")
+        metric_columns = [name for name in header if name != method_column and name.strip().lower() not in
+                          _NOT_METRICS and not name.endswith(" std") and _METRIC_NAME.match(name.strip())]
+        if not metric_columns:
+            raise ValueError(f"{path}: no metric columns (such as NDCG@10, ERR@10, MAP) in {header}")
+        for line, record in enumerate(records, 2):
+            dataset = record[lowered["dataset"]].strip() if "dataset" in lowered else path.resolve().parent.name
+            split = (record[lowered["split"]].strip() if "split" in lowered else "") or "*"
+            for metric in metric_columns:
+                if record[metric] is None or record[metric].strip() == "":
+                    continue  # a missing cell
+                rows.append({"method": record[method_column].strip(), "dataset": dataset, "split": split,
+                             "metric": metric.strip(), "value": _number(record[metric], path, f"line {line}")})
+    return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"]).assign(
+        source=str(path))
+
+
+def _number(value, path, where) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: {where}: {value!r} is not a number") from None
+    if not np.isfinite(number):
+        raise ValueError(f"{path}: {where}: {value!r} is not finite")
+    return number
+
+
+def _check_unique(table: pd.DataFrame) -> None:
+    key = ["method", "dataset", "split", "metric"]
+    repeated = table[table.duplicated(key, keep=False)]
+    if len(repeated):
+        first = repeated.iloc[0]
+        sources = sorted(set(repeated[(repeated[key] == first[key]).all(axis=1)]["source"]))
+        raise ValueError(f"{first['method']} on {first['dataset']} ({first['metric']}, split {first['split']}) is "
+                         f"given more than once, in {', '.join(sources)}; give each result once")
+    levels = table.groupby(["method", "dataset"])["split"].agg(lambda s: ("*" in set(s), len(set(s) - {"*"}) > 0))
+    mixed = [pair for pair, (mean, per_split) in levels.items() if mean and per_split]
+    if mixed:
+        method, dataset = mixed[0]
+        sources = sorted(set(table[(table["method"] == method) & (table["dataset"] == dataset)]["source"]))
+        raise ValueError(f"{method} on {dataset} is given both per split and as a mean over splits, in "
+                         f"{', '.join(sources)}; give one or the other")

@@ -1,0 +1,167 @@
+"""Winning numbers (Tax, Bockting and Hiemstra 2015) on a hand-made table, the result-file readers, and
+the summarize / multi-dataset compare commands."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from plboost.cli import main
+from plboost.data import write_synthetic_splits
+from plboost.winning import CROSS_METRIC, cell_means, load_results, pareto_optimal, winning_numbers
+
+# Four methods on three datasets (and E alone on a fourth), two metrics; blank = not run.
+#
+#   NDCG@10   d1    d2    d3    d4        ERR@10   d1    d2
+#   A         .5    .7    -     -         A        .2    .1
+#   B         .4    .7    .3    -         B        .1    -
+#   C         .6    -     .1    -         C        -     .3
+#   D         -     .2    .9    -         D        -     .2
+#   E         -     -     -     .99
+LONG_CSV = """method,dataset,metric,value
+A,d1,NDCG@10,0.5
+B,d1,NDCG@10,0.4
+C,d1,NDCG@10,0.6
+A,d2,NDCG@10,0.7
+B,d2,NDCG@10,0.7
+D,d2,NDCG@10,0.2
+B,d3,NDCG@10,0.3
+C,d3,NDCG@10,0.1
+D,d3,NDCG@10,0.9
+E,d4,NDCG@10,0.99
+A,d1,ERR@10,0.2
+B,d1,ERR@10,0.1
+A,d2,ERR@10,0.1
+C,d2,ERR@10,0.3
+D,d2,ERR@10,0.2
+"""
+
+# By hand. NDCG@10: d1 (A, B, C): A beats B; C beats A and B. d2 (A, B, D): A and B tie (no win), both
+# beat D. d3 (B, C, D): B beats C; D beats B and C. Every present method has 2 possible wins per dataset.
+#   A: WN 1 + 1 = 2, IWN 4;  B: 0 + 1 + 1 = 2, IWN 6;  C: 2 + 0 = 2, IWN 4;  D: 0 + 2 = 2, IWN 4;  E: 0, 0.
+# ERR@10. d1 (A, B): A beats B. d2 (A, C, D): C beats A and D; D beats A.
+#   A: 1 + 0 = 1, IWN 1 + 2 = 3;  B: 0, IWN 1;  C: 2, IWN 2;  D: 1, IWN 2;  E: 0, 0.
+# Cross-metric: A 3/7, B 2/7, C 4/6, D 3/6, E n/a.
+EXPECTED = {
+    "NDCG@10": {"A": (2, 4), "B": (2, 6), "C": (2, 4), "D": (2, 4), "E": (0, 0)},
+    "ERR@10": {"A": (1, 3), "B": (0, 1), "C": (2, 2), "D": (1, 2), "E": (0, 0)},
+    CROSS_METRIC: {"A": (3, 7), "B": (2, 7), "C": (4, 6), "D": (3, 6), "E": (0, 0)},
+}
+# Pareto-optimal in (NWN, IWN), by hand. NDCG@10: A, C, D at (0.5, 4) do not dominate one another and B has
+# the most comparisons (6): all four. ERR@10: A has the most comparisons (3), C the best NWN (1.0); B is
+# dominated by A, D by C. Cross-metric: A (3/7, 7) dominates B (2/7, 7); C (4/6, 6) dominates D (3/6, 6).
+PARETO = {"NDCG@10": {"A", "B", "C", "D"}, "ERR@10": {"A", "C"}, CROSS_METRIC: {"A", "C"}}
+
+
+@pytest.fixture
+def hand_made(tmp_path):
+    path = tmp_path / "published.csv"
+    path.write_text(LONG_CSV)
+    return path
+
+
+def test_winning_numbers_of_a_hand_made_table(hand_made):
+    cells = cell_means(load_results([hand_made]))
+    table = winning_numbers(cells, ["NDCG@10", "ERR@10"])
+    for metric, by_method in EXPECTED.items():
+        for method, (won, could) in by_method.items():
+            row = table[(table.metric == metric) & (table.method == method)].iloc[0]
+            assert (row.WN, row.IWN) == (won, could), (metric, method)
+            if could:
+                assert row.NWN == pytest.approx(won / could)
+            else:
+                assert np.isnan(row.NWN)
+        flagged = set(table[(table.metric == metric) & table.pareto].method)
+        assert flagged == PARETO[metric], metric
+
+
+def test_wide_csv_with_splits_averages_the_folds_first(tmp_path):
+    """Folds are averaged per dataset before methods are compared: A wins d1 on the mean (0.55 > 0.5) though
+    it loses Fold2."""
+    path = tmp_path / "results.csv"
+    path.write_text("configuration,dataset,split,NDCG@10,NDCG@10 std,train_seconds\n"
+                    "A,d1,Fold1,0.7,0,1\nA,d1,Fold2,0.4,0,1\nB,d1,Fold1,0.5,0,1\nB,d1,Fold2,0.5,0,1\n"
+                    "A,d2,Fold1,0.1,0,1\nB,d2,Fold1,,0,1\n")
+    cells = cell_means(load_results([path]))
+    assert set(cells.metric) == {"NDCG@10"}  # "NDCG@10 std" and the timing are not metrics
+    assert cells.set_index("method").loc["A"].query("dataset == 'd1'").value.item() == pytest.approx(0.55)
+    table = winning_numbers(cells).set_index("method")
+    ndcg = table[table.metric == "NDCG@10"]
+    assert (ndcg.loc["A", "WN"], ndcg.loc["A", "IWN"]) == (1, 1)  # d2: B's cell is blank, so no comparison
+    assert (ndcg.loc["B", "WN"], ndcg.loc["B", "IWN"]) == (0, 1)
+
+
+def test_pareto_ignores_methods_without_comparisons():
+    assert pareto_optimal(np.array([0.5, np.nan, 0.4]), np.array([4, 0, 5])).tolist() == [True, False, True]
+    assert pareto_optimal(np.array([0.5, 0.5]), np.array([4, 4])).tolist() == [True, True]
+
+
+def test_bad_result_files_are_refused_with_their_names(tmp_path, hand_made):
+    twice = tmp_path / "again.csv"
+    twice.write_text(LONG_CSV.splitlines()[0] + "\nA,d1,NDCG@10,0.51\n")
+    with pytest.raises(ValueError, match=r"A on d1 \(NDCG@10, split \*\) is given more than once, in .*again.csv"):
+        load_results([hand_made, twice])
+    per_split = tmp_path / "split.csv"
+    per_split.write_text("method,dataset,split,metric,value\nA,d1,Fold1,NDCG@10,0.5\n")
+    with pytest.raises(ValueError, match="given both per split and as a mean"):
+        load_results([hand_made, per_split])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("method,dataset,metric,value\nA,d1,NDCG@10,high\n")
+    with pytest.raises(ValueError, match=r"bad.csv: line 2: 'high' is not a number"):
+        load_results([bad])
+    no_method = tmp_path / "nomethod.csv"
+    no_method.write_text("name,NDCG@10\nA,0.5\n")
+    with pytest.raises(ValueError, match="no method column"):
+        load_results([no_method])
+    not_compare = tmp_path / "run.json"
+    not_compare.write_text(json.dumps({"objective": "plrank", "metrics": {}}))
+    with pytest.raises(ValueError, match="not a results.json of plboost compare"):
+        load_results([not_compare])
+    with pytest.raises(ValueError, match=r"no results for metric\(s\) \['MAP'\]"):
+        winning_numbers(cell_means(load_results([hand_made])), ["MAP"])
+
+
+@pytest.fixture(scope="module")
+def two_datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("winning")
+    for name, seed in (("alpha", 1), ("beta", 2)):
+        for fold in (1, 2):
+            write_synthetic_splits(root / name / f"Fold{fold}", n_queries=(30, 10, 10), seed=10 * seed + fold)
+    return root
+
+
+def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["compare", str(two_datasets / "alpha"), str(two_datasets / "beta"), "--run", "plrank",
+            "--run", "umart,window=2", "--baselines", "--rounds", "5", "--num-leaves", "7", "--out", str(out),
+            "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "## Winning numbers over 2 datasets (alpha, beta)" in printed and "### Cross-metric" in printed
+    saved = pd.read_csv(out / "winning.csv")
+    methods = {"plrank [lightgbm]", "umart(window=2) [lightgbm]", "lambdarank [lightgbm]", "rank_xendcg [lightgbm]",
+               "regression [lightgbm]"}
+    assert set(saved.method) == methods
+    # 5 methods on 2 datasets, every cell present: IWN = 2 datasets x 4 others per metric
+    assert (saved[saved.metric == "NDCG@10"].IWN == 8).all()
+    assert (saved[saved.metric == CROSS_METRIC].IWN == 8 * 5).all()
+    assert saved.groupby("metric").WN.sum().le(saved.groupby("metric").IWN.sum() / 2).all()  # a win is a loss
+
+    # summarize: the JSON of one dataset, the CSV of the other -> the same table
+    assert main(["summarize", str(out / "alpha" / "results.json"), str(out / "beta" / "results.csv"),
+                 "--out", str(tmp_path / "again.csv")]) == 0
+    assert "2 datasets (alpha, beta)" in capsys.readouterr().out
+    again = pd.read_csv(tmp_path / "again.csv")
+    pd.testing.assert_frame_equal(again.sort_values(["metric", "method"]).reset_index(drop=True),
+                                  saved.sort_values(["metric", "method"]).reset_index(drop=True))
+    # a directory stands for the results.json files under it; summary.csv files are means over splits
+    assert main(["summarize", str(out), "--metrics", "NDCG@10"]) == 0
+    assert "### NDCG@10" in capsys.readouterr().out
+    assert main(["summarize", str(out / "alpha" / "summary.csv"), str(out / "beta" / "summary.csv"),
+                 "--metrics", "NDCG@10,ERR@10"]) == 0
+
+
+def test_summarize_errors_exit_with_status_2(tmp_path, capsys):
+    assert main(["summarize", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: no such file or directory" in capsys.readouterr().err
