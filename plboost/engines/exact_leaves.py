@@ -91,7 +91,7 @@ class ExactLeafValues:
     """Training-time companion of a :class:`~plboost.objectives.PLRank` objective under ``lgb.train``
     that rewrites every new tree's leaves with the exact Newton step (see the module docstring).
 
-    Use :attr:`objective` as LightGBM's ``objective`` and :meth:`after_iteration` as the first callback;
+    Use :attr:`objective` as LightGBM's ``objective`` and :attr:`callback` among the callbacks;
     :func:`plboost.engines.lightgbm.train_lightgbm` with ``leaf_values="exact"`` does both.
 
     Parameters
@@ -151,8 +151,14 @@ class ExactLeafValues:
         self._grad, self._hess = self._objective(self._scores, dataset)
         return self._grad, self._hess
 
+    @property
+    def callback(self) -> "_RewriteLeaves":
+        """The callback to hand ``lgb.train``: it runs :meth:`after_iteration` before every other callback
+        (so that they see the validation score)."""
+        return _RewriteLeaves(self)
+
     def after_iteration(self, env) -> None:
-        """Callback: rewrite the new tree's leaves, update the scores, report validation NDCG."""
+        """Rewrite the new tree's leaves, update the scores, report validation NDCG (see :attr:`callback`)."""
         start = time.perf_counter()
         booster = env.model
         tree = booster.num_trees() - 1
@@ -192,6 +198,21 @@ class ExactLeafValues:
     @staticmethod
     def _leaves(booster, X, iteration: int) -> np.ndarray:
         return booster.predict(X, start_iteration=iteration, num_iteration=1, pred_leaf=True).reshape(-1)
+
+
+class _RewriteLeaves:
+    """``lgb.train`` callback of one :class:`ExactLeafValues`. An object of its own because LightGBM orders
+    callbacks by an ``order`` attribute that it sets on each callback when missing: on a bound method that
+    lands on the class's function and is shared by every instance."""
+
+    order = -1000  # first: LightGBM's own callbacks have orders 10 to 30, plain functions get -len(callbacks)..-1
+    before_iteration = False
+
+    def __init__(self, refit: ExactLeafValues):
+        self.refit = refit
+
+    def __call__(self, env) -> None:
+        self.refit.after_iteration(env)
 
 
 def _refuse_unsupported(params: dict) -> None:

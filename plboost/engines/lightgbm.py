@@ -75,7 +75,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
             history.append(score)
         bar.update(metric_name, score)
 
-    callbacks = [watch] if refit is None else [refit.after_iteration, watch]
+    callbacks = [watch] if refit is None else [refit.callback, watch]
     if early_stopping:
         callbacks.append(lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False))
     if isinstance(objective, RankingObjective):

@@ -114,7 +114,7 @@ def test_the_objective_always_sees_the_models_own_training_scores(small, small_v
     params = {"num_leaves": 8, "min_data_in_leaf": 10, "learning_rate": 0.3, "verbosity": -1}
     refit = ExactLeafValues(objective, small, small_valid, params=params)
     booster = lgb.train({**params, "objective": refit.objective, "metric": "None"}, small.to_lightgbm(),
-                        num_boost_round=6, callbacks=[refit.after_iteration])
+                        num_boost_round=6, callbacks=[refit.callback])
     assert len(seen) == 6
     for iteration, scores in enumerate(seen):
         model = (booster.predict(small.X, num_iteration=iteration, raw_score=True) if iteration
@@ -125,6 +125,15 @@ def test_the_objective_always_sees_the_models_own_training_scores(small, small_v
 
 
 def test_early_stopping_watches_the_rewritten_model(small, small_valid):
+    # another run first, with its callback alone and LightGBM's recorder: LightGBM sets a missing `order`
+    # on each callback, which must not leak from one run into the next (it did, through a bound method)
+    objective, record = PLRank(), {}
+    params = {"num_leaves": 4, "min_data_in_leaf": 10, "verbosity": -1}
+    other = ExactLeafValues(objective, small, small_valid, params=params)
+    lgb.train({**params, "objective": other.objective, "metric": "None"}, small.to_lightgbm(), num_boost_round=3,
+              callbacks=[lgb.record_evaluation(record), other.callback])
+    assert len(record["valid"]["ndcg@10"]) == 3  # the recorder, ordered after the rewrite, saw every score
+
     model = train("lightgbm", PLRank(n_permutations=2), small, small_valid, rounds=60, early_stopping=5,
                   learning_rate=0.5, engine_params={"min_data_in_leaf": 10}, leaf_values="exact")
     assert model.best_iteration is not None and model.rounds <= 60
