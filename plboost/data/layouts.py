@@ -7,7 +7,9 @@ layout                   files (each may also end in ``.gz``)
 ``letor4`` (and MSLR)    ``Fold1/train.txt``, ``Fold1/vali.txt``, ``Fold1/test.txt``, ... up to Fold5
 ``letor3``               ``Fold1/trainingset.txt``, ``Fold1/validationset.txt``, ``Fold1/testset.txt``, ...
 ``yahoo``                ``set1.train.txt``, ``set1.valid.txt``, ``set1.test.txt`` (and set 2 likewise)
-``single``               one file each whose name holds ``train``, ``vali``/``valid`` (optional) and ``test``
+``single``               one file each whose name holds ``train``, ``vali``/``valid`` (optional) and ``test``:
+                         ``*.txt[.gz]``, or ``name.train[.gz]`` as in LightGBM's examples (with ``.query``
+                         files beside them)
 =======================  ================================================================================
 
 Each fold (or Yahoo! set) is a :class:`Split`. A directory matching none of these gets an error that lists
@@ -76,7 +78,9 @@ def _yahoo_layout(directory: Path) -> tuple[Split, ...]:
 
 
 def _single_layout(directory: Path) -> tuple[Split, ...]:
-    files = [p for p in directory.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES)]
+    # ``*.txt[.gz]`` files, or LightGBM's example naming (``rank.train[.gz]`` beside ``rank.train.query``)
+    files = [p for p in directory.iterdir() if p.is_file() and (
+        p.name.endswith(_SUFFIXES) or re.search(r"\.(train|vali|valid|test)(\.gz)?$", p.name, re.IGNORECASE))]
     roles = {"train": r"train", "valid": r"vali", "test": r"test"}
     found = {role: [p for p in files if re.search(pattern, p.name, re.IGNORECASE)] for role, pattern in roles.items()}
     if len(found["train"]) == 1 and len(found["test"]) == 1 and len(found["valid"]) <= 1:
@@ -108,5 +112,6 @@ def find_layout(directory) -> Layout:
         "  LETOR 4.0 / MSLR-WEB folds: Fold1/train.txt, Fold1/vali.txt, Fold1/test.txt, ... (Fold1..Fold5)\n"
         "  LETOR 3.0 folds: Fold1/trainingset.txt, Fold1/validationset.txt, Fold1/testset.txt, ...\n"
         "  Yahoo! LTR: set1.train.txt, set1.valid.txt, set1.test.txt (set 2 likewise)\n"
-        "  one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name\n"
+        "  one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name, ending in\n"
+        "    .txt, or named like LightGBM's examples (rank.train, rank.test)\n"
         "(any of them may end in .gz). Found: " + (", ".join(found) if found else "no files"))

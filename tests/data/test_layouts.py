@@ -71,3 +71,10 @@ def test_unrecognised_directories_list_what_was_expected(tmp_path):
         assert expected in message
     with pytest.raises(FileNotFoundError, match="does not exist"):
         find_layout(tmp_path / "missing")
+
+
+def test_lightgbm_example_naming_with_query_files(shared_data):
+    layout = find_layout(shared_data / "lightgbm_lambdarank")
+    assert layout.kind == "single"
+    (split,) = layout.splits
+    assert (split.train.name, split.valid, split.test.name) == ("rank.train.gz", None, "rank.test.gz")
