@@ -3,6 +3,7 @@ utilities from partitioned rankings.
 
     python scripts/pl_partition_simulation.py            # N in {100, 1000, 10000}, n from 10 to 1000
     python scripts/pl_partition_simulation.py --quick    # small settings, to check that it runs
+    python scripts/pl_partition_simulation.py --settings 1000:1000,10000:10   # some (N, n) of the grid
 
 N items with true utilities p = softmax(q), q_i ~ U(0, log N). n full rankings are drawn from PL(p)
 (sorting log p plus Gumbel noise), and each is cut into M = 4 partitions at 3 random cut points, the top
@@ -163,13 +164,25 @@ def softmax(theta):
     return e / e.sum()
 
 
+def _settings(text: str) -> tuple[tuple[int, int], ...]:
+    try:
+        pairs = tuple(tuple(int(v) for v in part.split(":")) for part in text.split(",") if part.strip())
+    except ValueError:
+        pairs = ()
+    if not pairs or any(len(pair) != 2 or min(pair) < 2 for pair in pairs):
+        raise argparse.ArgumentTypeError(f"expected N:n pairs like 1000:1000,10000:10 (N, n >= 2), got {text!r}")
+    return pairs
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="N in {30, 100}, n in {10, 40}")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--settings", type=_settings, metavar="N:n,...",
+                        help="run these (N, n) settings only; each row is the same as in a full run")
     args = parser.parse_args(argv)
-    grid = QUICK_GRID if args.quick else GRID
+    grid = args.settings or (QUICK_GRID if args.quick else GRID)
     repeats = args.repeats
     methods = ("PL-Partition", "PL-LB", "RankNet", "PL-TopK")
     print(f"# PL-Partition simulation: MSE between softmax(fitted) and p, mean of {repeats} repetition(s); "
