@@ -327,11 +327,10 @@ def _compare(args) -> int:
     if len(comparisons) > 1:
         import pandas as pd
 
-        from .winning import cell_means, format_summary, winning_numbers
+        from .winning import summarize
 
-        cells = cell_means(pd.concat([c.long_results() for c in comparisons], ignore_index=True))
-        table = winning_numbers(cells, args.metrics)
-        text = format_summary(table, cells)
+        _, table, text = summarize(pd.concat([c.long_results() for c in comparisons], ignore_index=True),
+                                   args.metrics)
         print(f"## Winning numbers over {len(comparisons)} datasets ({', '.join(names)})\n\n{text}")
         if args.out:
             (args.out / "winning.md").write_text(text + "\n")
@@ -341,15 +340,14 @@ def _compare(args) -> int:
 
 
 def _summarize(args) -> int:
-    from .winning import cell_means, format_summary, load_results, winning_numbers
+    from .winning import load_results, summarize
 
     results = load_results(args.results)
-    cells = cell_means(results)
-    table = winning_numbers(cells, args.metrics)
+    cells, table, text = summarize(results, args.metrics)
     datasets = list(dict.fromkeys(cells["dataset"]))
     print(f"## Winning numbers: {cells['method'].nunique()} methods, {len(datasets)} datasets "
           f"({', '.join(datasets)}), {results['source'].nunique()} result file(s)\n")
-    print(format_summary(table, cells))
+    print(text)
     if args.out:
         table.to_csv(args.out, index=False)
         print(f"wrote {args.out}", file=sys.stderr)

@@ -18,7 +18,8 @@ larger. Across metrics, the cross-metric summary sums WN and IWN over the metric
 :func:`load_results` reads the files ``plboost compare`` writes (``results.json``, ``results.csv``,
 ``summary.csv``) and plain CSV tables (a row per method and dataset with a column per metric, or long
 rows of method, dataset, metric, value), possibly from different runs and machines;
-:func:`cell_means` averages the folds; :func:`winning_numbers` computes the tables.
+:func:`cell_means` averages the folds; :func:`winning_numbers` computes the tables; :func:`summarize`
+does both and formats them.
 """
 
 from __future__ import annotations
@@ -150,6 +151,14 @@ def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
         dominated = others & (nwn >= nwn[i]) & (iwn >= iwn[i]) & ((nwn > nwn[i]) | (iwn > iwn[i]))
         optimal[i] = not dominated.any()
     return optimal
+
+
+def summarize(results: pd.DataFrame, metrics=None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Fold means, winning-number table and its Markdown (:func:`cell_means`, :func:`winning_numbers`,
+    :func:`format_summary`) of a long results table."""
+    cells = cell_means(results)
+    table = winning_numbers(cells, metrics)
+    return cells, table, format_summary(table, cells)
 
 
 def format_summary(table: pd.DataFrame, cells: pd.DataFrame | None = None) -> str:

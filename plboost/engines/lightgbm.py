@@ -39,6 +39,8 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         (:mod:`plboost.engines.exact_leaves`); validation NDCG is then computed by plboost from the
         rewritten trees.
     """
+    if leaf_values not in ("diagonal", "exact"):
+        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
     name, objective_params = describe_objective(objective)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
               "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}
@@ -53,16 +55,16 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
             f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
             "or too rare to split with these parameters (min_data_in_leaf, min_data_in_bin, "
             "feature_pre_filter); LightGBM itself would stop with 'Check failed: num_features() > 0'")
-    valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
-                  if valid_data is not None else [])
     refit = None
     if leaf_values == "exact":
+        # plboost scores the validation data itself: LightGBM's cached scores would miss the rewritten leaves
         refit = ExactLeafValues(objective, train_data, valid_data, params, eval_at=eval_at)
         params["objective"] = refit.objective
-        params["metric"] = "None"  # LightGBM's validation scores would miss the rewritten leaves
+        params["metric"] = "None"
         valid_sets = []
-    elif leaf_values != "diagonal":
-        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
+    else:
+        valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
+                      if valid_data is not None else [])
     metric_name = f"ndcg@{eval_at}"
     history: list[float] = []
     trained = []
