@@ -130,3 +130,37 @@ def check_scores(scores, n_docs: int, *, name: str = "scores", finite: bool = Tr
         raise ValueError(f"{name}: score {scores[i]} at position {i} is not finite (the model's predictions "
                          "have diverged, or an init_score is infinite)")
     return scores
+
+
+def cut_queries(offsets, rows) -> tuple[np.ndarray, np.ndarray]:
+    """The queries that sorted row indices ``rows`` cut: those with some but not all of their rows in ``rows``.
+
+    Returns the indices of the cut queries (into ``offsets``) and how many rows of each ``rows`` keeps.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    query_of_row = np.searchsorted(offsets, rows, side="right") - 1
+    kept = np.bincount(query_of_row, minlength=offsets.size - 1)[:offsets.size - 1]
+    cut = np.flatnonzero((kept > 0) & (kept < np.diff(offsets)))
+    return cut, kept[cut]
+
+
+class CutQueryError(ValueError):
+    """A LightGBM Dataset that is a subset of another (``Dataset.subset``, as ``lgb.cv`` makes its folds) and
+    keeps only part of some of its queries.
+
+    ``query`` is the first cut query (its index in the Dataset the subset was taken from), ``kept`` and
+    ``size`` its rows in the subset and in all, ``n_cut`` the number of cut queries. A subset made by hand
+    must keep whole queries; ``lgb.cv`` needs ``folds=plboost.query_folds(...)``.
+    """
+
+    def __init__(self, owner: str, query: int, kept: int, size: int, n_cut: int):
+        self.owner, self.query, self.kept, self.size, self.n_cut = owner, query, kept, size, n_cut
+        others = f" (and {n_cut - 1} other queries are cut)" if n_cut > 1 else ""
+        super().__init__(
+            f"{owner}: this lgb.Dataset is a subset that keeps {kept} of the {size} rows of query {query}{others}: "
+            "lgb.cv without folds= splits rows, not queries, for a custom objective. Pass "
+            "folds=plboost.query_folds(train_set, nfold=...) to lgb.cv")
+
+    def __reduce__(self):  # picklable, for process pools
+        return type(self), (self.owner, self.query, self.kept, self.size, self.n_cut)

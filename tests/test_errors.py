@@ -188,6 +188,10 @@ CASES = [
          lambda d: lgb.train({"objective": PLRank(), "verbosity": -1, "min_data_in_leaf": 5},
                              lgb.Dataset(X, np.r_[0.5, Y[1:]], group=GROUP), 1),
          r"label 0.5 at position 0 is not a whole number"),
+    Case("engine", "`lgb.cv` with a plboost objective and no `folds=` (LightGBM splits rows, cutting queries)",
+         lambda d: lgb.cv({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, Y, group=GROUP), 1, nfold=3),
+         r"CutQueryError: PLRank: this lgb\.Dataset is a subset that keeps \d+ of the 40 rows of query 0 .*"
+         r"Pass folds=plboost\.query_folds\(train_set, nfold=\.\.\.\) to lgb\.cv$"),
     Case("engine", "unsorted query ids in `xgb.DMatrix(qid=...)` (XGBoost's own check; "
          "`RankingData.to_xgboost()` sets the groups instead)",
          lambda d: xgb.DMatrix(X, Y, qid=np.repeat([3, 1, 2, 0, 4, 5, 6, 7, 8, 9], 40)),

@@ -3,7 +3,8 @@
 An objective is written once, as pure kernels over the flat layout (scores, labels, int64 query offsets;
 see :mod:`plboost._queries`). :class:`RankingObjective` turns it into a custom objective for
 
-* LightGBM: ``lgb.train({"objective": obj}, train_set)`` and ``lgb.cv`` call ``obj(preds, dataset)``;
+* LightGBM: ``lgb.train({"objective": obj}, train_set)`` and ``lgb.cv`` call ``obj(preds, dataset)`` (``lgb.cv``
+  needs ``folds=plboost.query_folds(train_set)``: without it, it cuts queries between folds, which is refused);
   ``lgb.LGBMRanker(objective=obj.sklearn())`` calls a four-argument function ``(y_true, y_pred, weight,
   group)`` (LightGBM hands ``group`` only to a callable with exactly four parameters);
 * XGBoost: ``xgb.train(params, dtrain, obj=obj)`` calls ``obj(predt, dtrain)``.
@@ -25,7 +26,8 @@ import numba
 import numpy as np
 
 from .._jit import kernel
-from .._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
+from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
+                        offsets_from_sizes)
 from .._random import splitmix64
 
 #: Hessians below this are raised to it before they reach an engine (see ``RankingObjective``).
@@ -210,7 +212,13 @@ class RankingObjective:
         if boundaries is None or len(boundaries) == 0:
             raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: {hint}")
         n_docs = len(labels)
-        query_data = self._memoized(dataset, boundaries, lambda: QueryData.from_arrays(labels, boundaries))
+
+        def build() -> QueryData:
+            if kind == "lightgbm":
+                self._check_whole_queries(dataset)
+            return QueryData.from_arrays(labels, boundaries)
+
+        query_data = self._memoized(dataset, boundaries, build)
         if weights is not None and len(weights) != 0:
             if kind == "xgboost":  # one weight per query
                 weights = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(query_data.offsets))
@@ -218,6 +226,26 @@ class RankingObjective:
         else:
             weights = None
         return query_data, weights
+
+    def _check_whole_queries(self, dataset) -> None:
+        """Refuse an ``lgb.Dataset`` that is a subset (``Dataset.subset``) keeping part of a query.
+
+        ``lgb.cv`` splits rows, not queries, when the objective is a callable, unless given ``folds=``;
+        ``Dataset.subset`` then counts the kept rows of each query of its reference as the subset's query
+        sizes, so the objective would see truncated queries and the validation folds hold their other rows.
+        """
+        used = getattr(dataset, "used_indices", None)
+        reference = getattr(dataset, "reference", None)
+        if used is None or reference is None:
+            return
+        offsets = reference.get_field("group")
+        if offsets is None or len(offsets) == 0:
+            return
+        cut, kept = cut_queries(offsets, used)
+        if cut.size:
+            query = int(cut[0])
+            raise CutQueryError(type(self).__name__, query, int(kept[0]), int(offsets[query + 1] - offsets[query]),
+                                int(cut.size))
 
     def _memoized(self, owner, boundaries, build) -> QueryData:
         """The QueryData of ``owner`` (a dataset, or LightGBM's label array) when its query boundaries are

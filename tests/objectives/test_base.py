@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from plboost import metrics
+from plboost import metrics, query_folds
 from plboost.objectives import OBJECTIVES, PLLowerBound, PLPartition, PLRank, UMart, URank, get_objective
 
 pytestmark = pytest.mark.engine
@@ -106,7 +106,7 @@ def test_one_objective_serves_several_datasets_as_in_lgb_cv(ranking_arrays):
             np.testing.assert_array_equal(shared(scores, dataset)[0], fresh[0])
 
     results = lgb.cv({"objective": shared, "metric": "ndcg", "eval_at": [5], **LGB_PARAMS},
-                     lgb.Dataset(X, labels, group=sizes), num_boost_round=5, nfold=3, stratified=False, seed=0)
+                     lgb.Dataset(X, labels, group=sizes), num_boost_round=5, folds=query_folds(sizes, nfold=3))
     assert len(results["valid ndcg@5-mean"]) == 5
     assert 0.0 < results["valid ndcg@5-mean"][-1] <= 1.0
 
