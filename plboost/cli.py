@@ -21,6 +21,7 @@ import ast
 import json
 import sys
 import tempfile
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
                               "NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10)")
     compare.add_argument("--plot", action="store_true", help="with --out: validation NDCG curves as a PNG")
     compare.add_argument("--no-resume", action="store_true", help="recompute runs already recorded in --out")
+    compare.add_argument("--repeats", type=_positive_int, default=1, metavar="N",
+                         help="train each configuration on each split N times, with the engine's and the "
+                              "objective's seeds shifted by 0..N-1; tables show mean ± std over splits / std "
+                              "over seeds, and the tests use each query's mean over repeats (default 1)")
+    compare.add_argument("--baseline", metavar="NAME",
+                         help="the configuration the others are tested against (a label as printed, or an "
+                              "objective name that names one configuration); default 'lambdarank [lightgbm]' "
+                              "when present. Markers: two-sided paired t-test over the test queries of all "
+                              "splits, Holm-adjusted over the configurations; significance.csv has the "
+                              "randomization test too")
     _add_training_options(compare)
     _add_evaluation_options(compare)
     _add_common_options(compare)
@@ -144,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--metrics", type=_metric_list, metavar="NAMES",
                            help="metrics to summarise (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10, those present)")
     summarize.add_argument("--out", type=Path, metavar="PATH", help="also write the table as CSV here")
+    summarize.add_argument("--significant", action="store_true",
+                           help="count a win only when it is significant: paired t-test over the queries of the "
+                                "dataset (per_query.csv beside each result file, as compare --out writes), "
+                                "Holm-adjusted over the pairs of methods, p < --alpha")
+    summarize.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
 
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
@@ -196,9 +212,15 @@ def _add_common_options(parser):
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
+
     try:
-        return {"train": _train, "evaluate": _evaluate, "compare": _compare, "summarize": _summarize,
-                "demo": _demo}[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            return {"train": _train, "evaluate": _evaluate, "compare": _compare, "summarize": _summarize,
+                    "demo": _demo}[args.command](args)
     except (ValueError, FileNotFoundError, TypeError) as error:
         print(f"plboost {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -288,7 +310,7 @@ def _evaluate(args) -> int:
 
 def _compare(args) -> int:
     from .data.layouts import find_layout
-    from .experiment import BASELINES, compare, load_config, parse_run
+    from .experiment import BASELINES, choose_baseline, compare, load_config, parse_run
 
     defaults = _spec_from_args(args)
     specs = load_config(args.config, defaults) if args.config else []
@@ -303,6 +325,7 @@ def _compare(args) -> int:
         raise ValueError("nothing to compare: give --run, --config or --baselines")
     if args.plot and not args.out:
         raise ValueError("--plot needs --out (the PNG is written there)")
+    choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
     names = [Path(layout.directory).name for layout in layouts]
     if len(set(names)) != len(names):
@@ -312,15 +335,14 @@ def _compare(args) -> int:
     comparisons = []
     for layout, name in zip(layouts, names):
         out = None if args.out is None else (args.out / name if len(layouts) > 1 else args.out)
-        result = compare(specs, layout, splits=args.folds, out_dir=out, resume=not args.no_resume,
-                         progress=not args.quiet, log=log, load_options={"cache": not args.no_cache,
-                                                                         "progress": not args.quiet})
+        result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
+                         resume=not args.no_resume, progress=not args.quiet, log=log,
+                         load_options={"cache": not args.no_cache, "progress": not args.quiet})
         comparisons.append(result)
-        print(result.header())
-        print(result.table())
-        print()
+        significance = _print_comparison(result, args.baseline)
         if out:
-            written = result.save(out)
+            print(result.runs_line(), file=sys.stderr)
+            written = result.save(out, significance)
             if args.plot:
                 written["plot"] = result.plot(out / "validation_ndcg.png")
             print("wrote " + ", ".join(str(path) for path in written.values()), file=sys.stderr)
@@ -339,11 +361,33 @@ def _compare(args) -> int:
     return 0
 
 
+def _print_comparison(result, baseline=None):
+    """Print a comparison's header, table (with significance markers against the baseline) and legend;
+    return the significance table (None without a baseline)."""
+    from .significance import legend
+
+    significance = result.significance(baseline)
+    print(result.header())
+    print(result.table(significance=significance))
+    if significance is not None:
+        print(legend(result.default_baseline(baseline)))
+    else:
+        print("(no significance tests: no baseline; add lambdarank (--baselines) or give --baseline NAME)")
+    print()
+    return significance
+
+
 def _summarize(args) -> int:
     from .winning import load_results, summarize
 
     results = load_results(args.results)
-    cells, table, text = summarize(results, args.metrics)
+    significant = None
+    if args.significant:
+        from .significance import load_per_query, pairwise_significance
+
+        per_query = load_per_query([path if path.is_dir() else path.parent for path in args.results])
+        significant = pairwise_significance(per_query, metrics=args.metrics, alpha=args.alpha)
+    cells, table, text = summarize(results, args.metrics, significant)
     datasets = list(dict.fromkeys(cells["dataset"]))
     print(f"## Winning numbers: {cells['method'].nunique()} methods, {len(datasets)} datasets "
           f"({', '.join(datasets)}), {results['source'].nunique()} result file(s)\n")
@@ -373,12 +417,15 @@ def _demo(args) -> int:
         result = compare(specs, find_layout(directory / "data"), progress=not args.quiet,
                          out_dir=directory / "results" if args.out else None, resume=False,
                          load_options={"cache": False})
-        print(f"synthetic LETOR-like data ({args.queries} training queries, seed {args.seed}); LightGBM, "
-              f"{args.rounds} rounds at most, early stopping on validation NDCG@10")
-        print(result.header())
-        print(result.table())
+        # the data of a demo without --out lives in a temporary directory, deleted when the demo ends
+        result.dataset = str(directory / "data") if args.out else "synthetic"
+        kept = f", kept in {directory / 'data'}" if args.out else ""
+        print(f"synthetic LETOR-like data ({args.queries} training queries, {args.queries // 3} validation and "
+              f"{args.queries // 3} test queries, seed {args.seed}{kept}); LightGBM, {args.rounds} rounds at most, "
+              "early stopping on validation NDCG@10")
+        significance = _print_comparison(result)
         if args.out:
-            result.save(directory / "results")
+            result.save(directory / "results", significance)
     return 0
 
 

@@ -8,10 +8,12 @@ The driver behind ``plboost train``, ``compare`` and ``demo``. Metrics are compu
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 import platform
 import re
 import tomllib
+import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from . import __version__, engines, metrics
 from .engines import TrainedModel
+from .objectives import OBJECTIVES
 
 
 @dataclass
@@ -39,6 +42,8 @@ class RunSpec:
     g_max: int = 4
     #: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves, LightGBM only)
     leaf_values: str = "diagonal"
+    #: repeat index: the engine's seed and the objective's own seed (where it has one) are shifted by it
+    repeat: int = 0
 
     def __post_init__(self):
         self.eval_at = tuple(int(k) for k in self.eval_at)
@@ -52,6 +57,19 @@ class RunSpec:
         metrics.Conventions(no_relevant=self.no_relevant, g_max=self.g_max)  # validates both
         if self.leaf_values not in ("diagonal", "exact"):
             raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {self.leaf_values!r}")
+        if int(self.repeat) < 0:
+            raise ValueError(f"repeat must be >= 0, got {self.repeat}")
+
+    @property
+    def seeded_objective_params(self) -> dict:
+        """The objective's parameters with its seed shifted by :attr:`repeat` (objectives with a ``seed``)."""
+        cls = OBJECTIVES.get(self.objective)
+        if not self.repeat or cls is None:
+            return dict(self.objective_params)
+        default = inspect.signature(cls.__init__).parameters.get("seed")
+        if default is None:
+            return dict(self.objective_params)
+        return {**self.objective_params, "seed": int(self.objective_params.get("seed", default.default)) + self.repeat}
 
     @property
     def label(self) -> str:
@@ -94,11 +112,15 @@ class RunResult:
             handle.write("\n")
 
 
-def evaluate_scores(scores, data, spec: RunSpec) -> tuple[dict, str]:
-    """Metrics of ``scores`` on ``data`` (NDCG@k and ERR@k for every k of ``spec.eval_at``, ERR, MAP)."""
+def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> tuple[dict, str]:
+    """Metrics of ``scores`` on ``data`` (NDCG@k and ERR@k for every k of ``spec.eval_at``, ERR, MAP); with
+    ``per_query``, an array of every query's values per metric (NaN where the conventions leave it out)."""
     result = metrics.evaluate(scores, data.labels, offsets=data.offsets, ndcg_at=spec.eval_at,
-                              err_at=spec.eval_at, no_relevant=spec.no_relevant, g_max=spec.g_max)
+                              err_at=spec.eval_at, no_relevant=spec.no_relevant, g_max=spec.g_max,
+                              per_query=per_query)
     conventions = str(result.pop("conventions"))
+    if per_query:
+        return {name: np.asarray(values, dtype=np.float64) for name, values in result.items()}, conventions
     return {name: float(value) for name, value in result.items()}, conventions
 
 
@@ -108,11 +130,11 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False) 
     Without ``test`` the metrics are those of ``valid``, and without either, of ``train``;
     :attr:`RunResult.evaluated_on` says which.
     """
-    objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
+    objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.seeded_objective_params)
     model = engines.train(spec.engine, objective, train, valid, rounds=spec.rounds,
                           learning_rate=spec.learning_rate, num_leaves=spec.num_leaves,
                           early_stopping=spec.early_stopping, eval_at=max(spec.eval_at),
-                          engine_params={**builtin_params, **spec.engine_params}, seed=spec.seed,
+                          engine_params={**builtin_params, **spec.engine_params}, seed=spec.seed + spec.repeat,
                           progress=progress, leaf_values=spec.leaf_values)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
@@ -255,7 +277,11 @@ def _literal(text: str):
 
 @dataclass
 class FoldResult:
-    """One configuration trained and evaluated on one split."""
+    """One configuration trained and evaluated on one split (one repeat of it).
+
+    ``per_query`` holds, per metric, the value of every test query (in the order of ``qids``; NaN where
+    the conventions leave a query out), so that statistics over queries can be recomputed.
+    """
 
     label: str
     split: str
@@ -264,79 +290,220 @@ class FoldResult:
     trees_used: int
     valid_history: list
     predictions: str | None = None
+    repeat: int = 0
+    best_iteration: int | None = None
+    qids: list | None = None
+    per_query: dict | None = None
 
     @classmethod
     def from_dict(cls, record: dict) -> "FoldResult":
-        return cls(**{f.name: record.get(f.name) for f in fields(cls)})
+        return cls(**{f.name: record.get(f.name, f.default) for f in fields(cls)})
+
+    def brief(self) -> dict:
+        """The record without the per-query values (for results.json)."""
+        return {key: value for key, value in asdict(self).items() if key not in ("qids", "per_query")}
+
+
+@dataclass
+class PlannedRun:
+    """What :func:`compare` does for one configuration, split and repeat: ``"new"`` (no record), ``"reuse"``
+    (a record with the same provenance) or ``"redo"`` (a record that differs, for ``reasons``)."""
+
+    spec: RunSpec
+    split: object
+    path: Path | None
+    action: str
+    reasons: list = field(default_factory=list)
+    record: dict | None = None
+    provenance: dict | None = None
 
 
 @dataclass
 class Comparison:
-    """The results of :func:`compare`: one :class:`FoldResult` per configuration and split."""
+    """The results of :func:`compare`: one :class:`FoldResult` per configuration, split and repeat.
+
+    ``specs`` are the configurations in table order: those of the command, then any recorded earlier in
+    the same output directory for the same data. ``runs`` counts what :func:`compare` reused, redid and
+    trained anew, and ``redo_reasons`` says why runs were redone.
+    """
 
     dataset: str
     specs: list
     results: list
     conventions: str
+    runs: dict = field(default_factory=dict)
+    redo_reasons: dict = field(default_factory=dict)
+    earlier: list = field(default_factory=list)
+
+    @property
+    def labels(self) -> list[str]:
+        return [spec.label for spec in self.specs]
+
+    @property
+    def metric_names(self) -> list[str]:
+        return list(self.results[0].metrics) if self.results else []
+
+    @property
+    def repeats(self) -> int:
+        """The largest number of repeats of a configuration on a split."""
+        counts = {}
+        for r in self.results:
+            counts[(r.label, r.split)] = counts.get((r.label, r.split), 0) + 1
+        return max(counts.values(), default=0)
+
+    def _by_split(self, label: str) -> dict[str, list[FoldResult]]:
+        runs = {}
+        for r in self.results:
+            if r.label == label:
+                runs.setdefault(r.split, []).append(r)
+        return runs
 
     def summary(self) -> list[dict]:
-        """Per configuration: mean and standard deviation (over splits) of every metric, time and trees."""
+        """Per configuration: for every metric the mean over splits of the mean over repeats, its standard
+        deviation over splits (``"<metric> std"``) and, with repeats, the mean over splits of the standard
+        deviation over repeats (``"<metric> seed std"``); mean training seconds and trees used."""
         rows = []
-        for spec in self.specs:
-            folds = [r for r in self.results if r.label == spec.label]
-            row = {"configuration": spec.label, "splits": len(folds)}
-            for name in folds[0].metrics:
-                values = np.array([f.metrics[name] for f in folds])
-                row[name] = float(values.mean())
-                row[f"{name} std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
-            row["seconds"] = float(np.mean([f.train_seconds for f in folds]))
-            row["trees"] = float(np.mean([f.trees_used for f in folds]))
+        for label in self.labels:
+            by_split = self._by_split(label)
+            if not by_split:
+                continue
+            repeats = max(len(runs) for runs in by_split.values())
+            row = {"configuration": label, "splits": len(by_split), "repeats": repeats}
+            for name in self.metric_names:
+                per_run = [np.array([r.metrics[name] for r in runs]) for runs in by_split.values()]
+                split_means = np.array([values.mean() for values in per_run])
+                row[name] = float(split_means.mean())
+                row[f"{name} std"] = float(split_means.std(ddof=1)) if split_means.size > 1 else 0.0
+                row[f"{name} seed std"] = (float(np.mean([v.std(ddof=1) for v in per_run if v.size > 1]))
+                                           if repeats > 1 else None)
+            every = [r for runs in by_split.values() for r in runs]
+            row["seconds"] = float(np.mean([r.train_seconds for r in every]))
+            row["trees"] = float(np.mean([r.trees_used for r in every]))
             rows.append(row)
         return rows
 
-    def table(self, metric_names=TABLE_METRICS) -> str:
-        """A Markdown table: mean ± std over splits per configuration, training seconds and trees used."""
-        metric_names = [m for m in metric_names if m in self.results[0].metrics]
+    def table(self, metric_names=TABLE_METRICS, significance=None, alpha: float = 0.05) -> str:
+        """A Markdown table: mean ± std over splits per configuration (with repeats, ``/`` the std over
+        seeds), a significance marker where ``significance`` (from :meth:`significance`) has one,
+        training seconds and trees used."""
+        from .significance import marker
+
+        metric_names = [m for m in metric_names if m in self.metric_names]
+        marks = {}
+        if significance is not None and len(significance):
+            chosen = significance[significance["test"] == significance["test"].iloc[0]]
+            for item in chosen.itertuples():
+                marks[(item.configuration, item.metric)] = marker(item.mean_difference, item.p_adjusted, alpha)
         rows = []
         for row in self.summary():
             cells = {"configuration": row["configuration"]}
             for name in metric_names:
-                cells[name] = (f"{row[name]:.4f} ± {row[name + ' std']:.4f}" if row["splits"] > 1
-                               else f"{row[name]:.4f}")
+                text = f"{row[name]:.4f}"
+                if row["splits"] > 1:
+                    text += f" ± {row[name + ' std']:.4f}"
+                if row["repeats"] > 1:
+                    text += f" / {row[name + ' seed std']:.4f}"
+                mark = marks.get((row["configuration"], name), "")
+                cells[name] = f"{text} {mark}" if mark else text
             cells["seconds"] = f"{row['seconds']:.2f}"
             cells["trees"] = f"{row['trees']:.0f}"
             rows.append(cells)
         return format_table(rows, ["configuration", *metric_names, "seconds", "trees"])
 
     def header(self) -> str:
-        splits = sorted({r.split for r in self.results})
-        return (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)}); "
-                f"test metrics, mean ± std over splits; {self.conventions}")
+        splits = list(dict.fromkeys(r.split for r in self.results))
+        repeats = self.repeats
+        where = ("at the best validation iteration (early stopping)"
+                 if any(s.early_stopping for s in self.specs) else "after the last round")
+        spread = "mean ± std over splits" + (f" / std over {repeats} seeds" if repeats > 1 else "")
+        text = (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)})"
+                f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
+                f"{self.conventions}")
+        if self.earlier:
+            text += (f"\n(also in the table: {len(self.earlier)} configuration(s) recorded earlier in the output "
+                     f"directory for the same data: {', '.join(self.earlier)})")
+        return text
+
+    def runs_line(self) -> str:
+        """How many runs were reused, redone (and why) and trained anew, in one line."""
+        counts = {action: self.runs.get(action, 0) for action in ("reuse", "redo", "new")}
+        text = (f"{self.dataset_name}: {sum(counts.values())} run(s): {counts['reuse']} reused from records, "
+                f"{counts['redo']} redone, {counts['new']} new")
+        if self.redo_reasons:
+            text += " (redone because: " + "; ".join(f"{reason} ({n})" for reason, n in self.redo_reasons.items()) + ")"
+        return text
 
     @property
     def dataset_name(self) -> str:
         """The dataset's directory name (how result files from several machines are matched)."""
         return Path(self.dataset).name or self.dataset
 
+    def split_means(self) -> list[dict]:
+        """One entry per configuration and split: the metrics averaged over repeats (results.json)."""
+        entries = []
+        for label in self.labels:
+            for split, runs in self._by_split(label).items():
+                values = {name: float(np.mean([r.metrics[name] for r in runs])) for name in self.metric_names}
+                entries.append({"label": label, "split": split, "repeats": len(runs), "metrics": values,
+                                "train_seconds": float(np.mean([r.train_seconds for r in runs])),
+                                "trees_used": float(np.mean([r.trees_used for r in runs]))})
+        return entries
+
     def long_results(self):
-        """One row per configuration, split and metric: method, dataset, split, metric, value, source (the
-        input of :func:`plboost.winning.cell_means`)."""
+        """One row per configuration, split and metric (mean over repeats): method, dataset, split, metric,
+        value, source (the input of :func:`plboost.winning.cell_means`)."""
         import pandas as pd
 
-        rows = [{"method": r.label, "dataset": self.dataset_name, "split": r.split, "metric": name, "value": value,
-                 "source": self.dataset} for r in self.results for name, value in r.metrics.items()]
+        rows = [{"method": entry["label"], "dataset": self.dataset_name, "split": entry["split"], "metric": name,
+                 "value": value, "source": self.dataset}
+                for entry in self.split_means() for name, value in entry["metrics"].items()]
         return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"])
 
-    def save(self, directory) -> dict:
-        """Write ``results.csv`` (one row per configuration and split), ``summary.csv`` and ``results.json``."""
+    def per_query(self):
+        """Every test query's metrics, long form: dataset, split, configuration, repeat, qid, metric, value."""
+        import pandas as pd
+
+        frames = []
+        for r in self.results:
+            if not r.per_query:
+                continue
+            qids = np.asarray(r.qids)
+            for name, values in r.per_query.items():
+                frames.append(pd.DataFrame({"dataset": self.dataset_name, "split": r.split, "configuration": r.label,
+                                            "repeat": r.repeat, "qid": qids, "metric": name,
+                                            "value": np.asarray(values, dtype=np.float64)}))
+        columns = ["dataset", "split", "configuration", "repeat", "qid", "metric", "value"]
+        return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+    def default_baseline(self, baseline: str | None = None) -> str | None:
+        """The configuration the others are tested against: see :func:`choose_baseline`."""
+        return choose_baseline(self.labels, baseline)
+
+    def significance(self, baseline: str | None = None, *, metrics=TABLE_METRICS, n_resamples: int = 10000,
+                     seed: int = 0):
+        """Paired tests of every configuration against ``baseline`` over the test queries pooled across
+        splits (mean over repeats per query): see :func:`plboost.significance.paired_tests`. None when
+        there is no baseline."""
+        from .significance import paired_tests
+
+        baseline = self.default_baseline(baseline)
+        if baseline is None or len(self.labels) < 2:
+            return None
+        chosen = [m for m in metrics if m in self.metric_names]
+        return paired_tests(self.per_query(), baseline, metrics=chosen, n_resamples=n_resamples, seed=seed)
+
+    def save(self, directory, significance=None) -> dict:
+        """Write ``results.csv`` (one row per configuration, split and repeat), ``summary.csv``,
+        ``results.json``, ``per_query.csv`` and, when given, ``significance.csv``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        metric_names = list(self.results[0].metrics)
+        metric_names = self.metric_names
         with open(directory / "results.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["configuration", "dataset", "split", *metric_names, "train_seconds", "trees_used"])
+            writer.writerow(["configuration", "dataset", "split", "repeat", *metric_names, "train_seconds",
+                             "trees_used"])
             for r in self.results:
-                writer.writerow([r.label, self.dataset_name, r.split, *(r.metrics[m] for m in metric_names),
+                writer.writerow([r.label, self.dataset_name, r.split, r.repeat, *(r.metrics[m] for m in metric_names),
                                  r.train_seconds, r.trees_used])
         summary = self.summary()
         with open(directory / "summary.csv", "w", newline="") as handle:
@@ -345,40 +512,77 @@ class Comparison:
             writer.writerows({**row, "dataset": self.dataset_name} for row in summary)
         payload = {"dataset": self.dataset, "conventions": self.conventions, "versions": versions(),
                    "configurations": [{"label": s.label, **asdict(s)} for s in self.specs],
-                   "results": [asdict(r) for r in self.results], "summary": summary}
+                   "results": self.split_means(), "runs": [r.brief() for r in self.results], "summary": summary}
         (directory / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
-        return {name: directory / name for name in ("results.csv", "summary.csv", "results.json")}
+        written = {name: directory / name for name in ("results.csv", "summary.csv", "results.json")}
+        self.per_query().to_csv(directory / "per_query.csv", index=False)
+        written["per_query.csv"] = directory / "per_query.csv"
+        if significance is not None:
+            significance.to_csv(directory / "significance.csv", index=False)
+            written["significance.csv"] = directory / "significance.csv"
+        return written
 
     def plot(self, path, metric: str = "NDCG@10") -> Path:
-        """Validation ``metric`` against boosting round, one line per configuration: the mean over splits,
-        drawn while every split is still training (early stopping ends splits at different rounds)."""
-        import matplotlib
+        """Validation ``metric`` against boosting round, one line per configuration: the mean over the
+        runs (splits and repeats) still training at each round, with a marker where a run stopped early."""
+        from matplotlib.figure import Figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, axes = plt.subplots(figsize=(8, 5))
+        figure = Figure(figsize=(8, 5))
+        axes = figure.subplots()
+        stopped_early = False
         for spec in self.specs:
             histories = [r.valid_history for r in self.results if r.label == spec.label and r.valid_history]
             if not histories:
                 continue
-            common = min(len(h) for h in histories)
-            mean = np.mean([h[:common] for h in histories], axis=0)
-            axes.plot(np.arange(1, common + 1), mean, label=spec.label)
-        splits = len({r.split for r in self.results})
+            longest = max(len(h) for h in histories)
+            padded = np.full((len(histories), longest), np.nan)
+            for row, history in zip(padded, histories):
+                row[:len(history)] = history
+            mean = np.nanmean(padded, axis=0)
+            (line,) = axes.plot(np.arange(1, longest + 1), mean, label=spec.label)
+            ends = sorted({len(h) for h in histories if len(h) < longest})
+            if ends:
+                stopped_early = True
+                axes.plot(ends, mean[np.array(ends) - 1], "x", color=line.get_color())
+        runs = len({(r.split, r.repeat) for r in self.results})
         axes.set_xlabel("boosting round")
-        axes.set_ylabel(f"validation {metric}, mean over {splits} split(s)")
-        axes.set_title(Path(self.dataset).name)
+        axes.set_ylabel(f"validation {metric}, mean over {runs} run(s)")
+        title = Path(self.dataset).name
+        if stopped_early:
+            title += "\nx: a split stopped early there; after it the mean is over the runs still training"
+        axes.set_title(title, fontsize=10)
         axes.grid(alpha=0.3)
         axes.legend(fontsize=8)
         figure.tight_layout()
         path = Path(path)
         figure.savefig(path, dpi=120)
-        plt.close(figure)
         return path
 
 
-def compare(specs, layout, *, splits=None, out_dir=None, resume=True, progress=False, log=None,
+#: the configuration the others are tested against, when present
+DEFAULT_BASELINE = "lambdarank [lightgbm]"
+
+
+def choose_baseline(labels, baseline: str | None = None) -> str | None:
+    """The configuration of ``labels`` to test the others against: ``baseline`` (a label, or an objective
+    name that names exactly one configuration), else :data:`DEFAULT_BASELINE` when present, else None.
+
+    >>> choose_baseline(["plrank [lightgbm]", "rank:ndcg [xgboost]"], "rank:ndcg")
+    'rank:ndcg [xgboost]'
+    """
+    labels = list(labels)
+    if baseline is None:
+        return DEFAULT_BASELINE if DEFAULT_BASELINE in labels else None
+    if baseline in labels:
+        return baseline
+    matches = [label for label in labels if label.split(" ")[0].split("(")[0] == baseline]
+    if len(matches) == 1:
+        return matches[0]
+    raise ValueError(f"--baseline {baseline!r} names {'several' if matches else 'no'} configuration(s); give one "
+                     f"of: {'; '.join(matches or labels)}")
+
+
+def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resume=True, progress=False, log=None,
             load_options=None) -> Comparison:
     """Train every configuration of ``specs`` on every split of ``layout`` and evaluate on its test file.
 
@@ -390,9 +594,15 @@ def compare(specs, layout, *, splits=None, out_dir=None, resume=True, progress=F
         The benchmark (see :func:`plboost.data.layouts.find_layout`).
     splits : list of str, optional
         Names of the splits to use (e.g. ``["Fold1", "Fold2"]``); default all.
+    repeats : int
+        Train each configuration on each split this many times, repeat ``r`` with the engine's seed and the
+        objective's seed (where it has one) shifted by ``r``.
     out_dir : path, optional
-        Where each run's record (``runs/<configuration>/<split>.json``) and test predictions (``.npy``)
-        are kept. With ``resume``, a run whose record exists for the same configuration is not recomputed.
+        Where each run's record (``runs/<configuration>/<split>.json``, see :mod:`plboost.records`) and test
+        predictions (``.npy``) are kept. With ``resume``, a run whose record has the same provenance (data
+        contents, configuration, versions) is reused; any other record is replaced by a new run. Runs
+        recorded there earlier for the same data and evaluation conventions, under configurations not in
+        ``specs``, join the comparison.
     log : callable, optional
         Called with a line of text after each run.
     load_options : dict, optional
@@ -400,6 +610,39 @@ def compare(specs, layout, *, splits=None, out_dir=None, resume=True, progress=F
     """
     from .data import load_splits
 
+    specs, chosen = _checked_comparison(specs, layout, splits, repeats)
+    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume)
+    results, conventions = [], ""
+    for split in chosen:
+        data = None
+        for item in (p for p in planned if p.split is split):
+            where = f"{split.name} {item.spec.label}" + (f" repeat {item.spec.repeat}" if repeats > 1 else "")
+            if item.action == "reuse":
+                results.append(FoldResult.from_dict(item.record))
+                conventions = item.record["conventions"]
+                if log:
+                    log(f"{where}: reused ({item.path})")
+                continue
+            if data is None:
+                data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
+            fold, conventions = _run_and_record(item, *data, progress=progress)
+            results.append(fold)
+            if log:
+                redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
+                log(f"{where}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
+                    f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
+    comparison = Comparison(str(layout.directory), specs, results, conventions)
+    for item in planned:
+        comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
+        for reason in item.reasons:
+            key = reason.split(" (")[0] if "file" in reason else reason
+            comparison.redo_reasons[key] = comparison.redo_reasons.get(key, 0) + 1
+    if out_dir is not None:
+        _add_earlier_runs(comparison, out_dir, chosen, planned, log)
+    return comparison
+
+
+def _checked_comparison(specs, layout, splits, repeats):
     specs = list(specs)
     if not specs:
         raise ValueError("nothing to compare: give at least one configuration")
@@ -407,6 +650,8 @@ def compare(specs, layout, *, splits=None, out_dir=None, resume=True, progress=F
         raise ValueError("two configurations have the same label; give them different parameters or engines")
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
         raise ValueError("all configurations of a comparison must use the same evaluation conventions")
+    if int(repeats) < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     for spec in specs:  # unknown names and bad parameters fail now, not after hours of training
         engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     chosen = list(layout.splits)
@@ -416,43 +661,116 @@ def compare(specs, layout, *, splits=None, out_dir=None, resume=True, progress=F
         if missing:
             raise ValueError(f"unknown splits {missing}; {layout.directory} has {sorted(known)}")
         chosen = [known[name] for name in splits]
-    results, conventions = [], ""
-    for split in chosen:
-        data = None
+    return specs, chosen
+
+
+def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True) -> list[PlannedRun]:
+    """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
+    ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
+    it anew. An unreadable record is named in a warning."""
+    from .records import UnreadableRecord, data_provenance, read_record, stale_reasons
+
+    planned = []
+    for split in splits:
+        data = data_provenance(split) if out_dir is not None else None
         for spec in specs:
-            record_path = record_path_of(out_dir, spec.label, split.name) if out_dir is not None else None
-            if resume and record_path is not None and record_path.is_file():
-                record = json.loads(record_path.read_text())
-                if record.get("spec") == json.loads(json.dumps(asdict(spec))):
-                    results.append(FoldResult.from_dict(record))
-                    conventions = record["conventions"]
-                    if log:
-                        log(f"{split.name} {spec.label}: done before ({record_path})")
+            for repeat in range(int(repeats)):
+                spec_r = replace(spec, repeat=repeat)
+                if out_dir is None:
+                    planned.append(PlannedRun(spec_r, split, None, "new"))
                     continue
-            if data is None:
-                data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
-            train, valid, test = data
-            result = run(spec, train, valid, test, progress=progress)
-            conventions = result.conventions
-            fold = FoldResult(spec.label, split.name, result.metrics, result.model.train_seconds,
-                              result.model.trees_used, [float(v) for v in result.model.valid_history])
-            if record_path is not None:
-                record_path.parent.mkdir(parents=True, exist_ok=True)
-                predictions = record_path.with_suffix(".npy")
-                np.save(predictions, result.model.predict(test.X))
-                fold.predictions = str(predictions)
-                record = {**asdict(fold), "spec": asdict(spec), "conventions": conventions, "versions": versions()}
-                record_path.write_text(json.dumps(record, indent=2) + "\n")
-            results.append(fold)
+                path = record_path_of(out_dir, spec.label, split.name, repeat)
+                wanted = run_provenance(spec_r, data)
+                item = PlannedRun(spec_r, split, path, "new", provenance=wanted)
+                planned.append(item)
+                if not path.exists():
+                    continue
+                try:
+                    record = read_record(path)
+                except UnreadableRecord as error:
+                    warnings.warn(f"{error}; the run is recomputed", RecordWarning, stacklevel=2)
+                    item.action, item.reasons = "redo", ["unreadable record"]
+                    continue
+                reasons = stale_reasons(record.get("provenance"), wanted)
+                if not resume:
+                    reasons = ["--no-resume"]
+                item.action, item.reasons = ("redo", reasons) if reasons else ("reuse", [])
+                item.record = None if reasons else record
+    return planned
+
+
+class RecordWarning(UserWarning):
+    """A run record in a comparison's output directory cannot be used; the run is recomputed."""
+
+
+def run_provenance(spec: RunSpec, data: dict) -> dict:
+    """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
+    from .records import normalized, package_versions
+
+    return {"data": data, "spec": normalized(asdict(spec)), "versions": package_versions()}
+
+
+def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> tuple[FoldResult, str]:
+    from .records import save_array_atomic, write_json_atomic
+
+    result = run(item.spec, train, valid, test, progress=progress)
+    scores = result.model.predict(test.X)
+    per_query, _ = evaluate_scores(scores, test, item.spec, per_query=True)
+    fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
+                      result.model.trees_used, [float(v) for v in result.model.valid_history],
+                      repeat=item.spec.repeat, best_iteration=result.model.best_iteration,
+                      qids=test.qids.tolist(), per_query={name: values.tolist() for name, values in per_query.items()})
+    if item.path is not None:
+        fold.predictions = str(save_array_atomic(item.path.with_suffix(".npy"), scores))
+        record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
+                  "engine_params": _jsonable(result.model.engine_params),
+                  "objective_params": _jsonable(result.model.objective_params), "versions": versions()}
+        write_json_atomic(item.path, record)
+    return fold, result.conventions
+
+
+def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> None:
+    """Add the runs recorded in ``out_dir`` for the same data files and conventions under configurations
+    that this comparison did not run."""
+    from .records import UnreadableRecord, read_record
+
+    current = {item.path for item in planned}
+    data = {item.split.name: item.provenance["data"] for item in planned}
+    contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
+    earlier = {}
+    for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
+        if path in current:
+            continue
+        try:
+            record = read_record(path)
+        except UnreadableRecord as error:
+            warnings.warn(f"{error}; left out", RecordWarning, stacklevel=3)
+            continue
+        provenance = record.get("provenance") or {}
+        recorded_data = provenance.get("data") or {}
+        if record.get("split") not in contents or record.get("label") in comparison.labels:
+            continue
+        if {role: (d or {}).get("content") for role, d in recorded_data.items()} != contents[record["split"]]:
+            continue
+        if comparison.conventions and record.get("conventions") != comparison.conventions:
             if log:
-                log(f"{split.name} {spec.label}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
-                    f"{fold.trees_used} trees, {fold.train_seconds:.1f} s")
-    return Comparison(str(layout.directory), specs, results, conventions)
+                log(f"{path}: left out (other evaluation conventions)")
+            continue
+        spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"]["eval_at"])})
+        earlier.setdefault(spec.label, spec)
+        comparison.results.append(FoldResult.from_dict(record))
+    comparison.specs = list(comparison.specs) + list(earlier.values())
+    comparison.earlier = list(earlier)
 
 
-def record_path_of(out_dir, label: str, split: str) -> Path:
-    """Where :func:`compare` keeps the record of configuration ``label`` on ``split``."""
-    return Path(out_dir) / "runs" / re.sub(r"[^A-Za-z0-9_.=-]+", "_", label).strip("_") / f"{split}.json"
+def record_path_of(out_dir, label: str, split: str, repeat: int = 0) -> Path:
+    """Where :func:`compare` keeps the record of configuration ``label`` on ``split`` (repeat ``repeat``)."""
+    name = f"{split}.json" if repeat == 0 else f"{split}.repeat{repeat}.json"
+    return Path(out_dir) / "runs" / re.sub(r"[^A-Za-z0-9_.=-]+", "_", label).strip("_") / name
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def format_table(rows: list[dict], columns: list[str], *, digits: int = 4) -> str:

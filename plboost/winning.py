@@ -15,11 +15,25 @@ tie is a comparison not won (by either method). IWN says how much evidence stand
 method is *Pareto-optimal* when no other method has NWN and IWN both at least as large, one of them
 larger. Across metrics, the cross-metric summary sums WN and IWN over the metrics and divides again.
 
+Significant wins only. Given a table of pairwise significance (:func:`plboost.significance.pairwise_significance`
+on per-query results: paired tests over the queries of a dataset, Holm-adjusted over the pairs of methods of a
+dataset and metric), a win also needs ``S_{ik}(j)``, method i significantly better than method k on dataset j:
+
+.. math::
+
+    WN^{sig}_i = \\sum_{j} \\sum_{k \\ne i} 1[M_i(j) \\text{ and } M_k(j) \\text{ defined}] \\, 1[M_i(j) > M_k(j)]
+    \\, 1[S_{ik}(j)],
+
+while IWN is unchanged, so NWN is the share of the possible wins that are significant wins. ``M_i(j)`` is
+the mean over splits of per-split metrics and ``S_{ik}`` rests on the mean over pooled queries; with splits
+of unequal size the two could disagree in sign, and then neither method wins.
+
 :func:`load_results` reads the files ``plboost compare`` writes (``results.json``, ``results.csv``,
 ``summary.csv``) and plain CSV tables (a row per method and dataset with a column per metric, or long
 rows of method, dataset, metric, value), possibly from different runs and machines;
 :func:`cell_means` averages the folds; :func:`winning_numbers` computes the tables; :func:`summarize`
-does both and formats them.
+does both and formats them; :func:`load_per_query` (from :mod:`plboost.significance`) reads the
+``per_query.csv`` files that significance is computed from.
 """
 
 from __future__ import annotations
@@ -31,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .significance import load_per_query  # noqa: F401  (re-exported: the input of significant winning numbers)
 
 #: the metrics summarised by default, after the PLRank paper's table
 DEFAULT_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
@@ -83,7 +99,7 @@ def cell_means(results: pd.DataFrame) -> pd.DataFrame:
     return cells
 
 
-def winning_numbers(cells: pd.DataFrame, metrics=None) -> pd.DataFrame:
+def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None) -> pd.DataFrame:
     """WN, IWN and NWN per metric and method, and the cross-metric sums, with Pareto-optimal flags.
 
     Parameters
@@ -92,6 +108,12 @@ def winning_numbers(cells: pd.DataFrame, metrics=None) -> pd.DataFrame:
         One value per (method, dataset, metric), as from :func:`cell_means`; missing cells are allowed.
     metrics : list of str, optional
         The metrics to summarise (default: those of :data:`DEFAULT_METRICS` present in ``cells``).
+    significant : DataFrame, optional
+        Pairwise significance, as from :func:`plboost.significance.pairwise_significance` (columns dataset,
+        metric, configuration, other and the boolean ``better``; configurations are matched to methods by
+        name): a win then counts only where ``better`` says the winner is significantly better (see the
+        module docstring); IWN is unchanged. Every comparison of two defined cells must have a row, else
+        ValueError naming it. Default: every win counts.
 
     Returns a DataFrame with columns metric, method, WN, IWN, NWN (NaN when IWN is 0), pareto; the rows
     of metric :data:`CROSS_METRIC` sum WN and IWN over the chosen metrics.
@@ -111,7 +133,10 @@ def winning_numbers(cells: pd.DataFrame, metrics=None) -> pd.DataFrame:
         grid = (cells[cells["metric"] == metric].pivot_table(index="method", columns="dataset", values="value",
                                                              aggfunc="first")
                 .reindex(methods))
-        wins, ideal = _wins(grid.to_numpy(dtype=float))
+        values = grid.to_numpy(dtype=float)
+        beats = (None if significant is None else
+                 _significant_wins(significant, metric, methods, list(grid.columns), values))
+        wins, ideal = _wins(values, beats)
         for method, won, could in zip(methods, wins, ideal):
             rows.append({"metric": metric, "method": method, "WN": int(won), "IWN": int(could)})
             totals[method][0] += int(won)
@@ -126,17 +151,56 @@ def winning_numbers(cells: pd.DataFrame, metrics=None) -> pd.DataFrame:
     return table
 
 
-def _wins(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row (method) of a methods x datasets grid with NaN for missing cells: wins and possible wins."""
+def _wins(values: np.ndarray, beats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (method) of a methods x datasets grid with NaN for missing cells: wins and possible wins.
+
+    ``beats``, optional, methods x methods x datasets booleans: a win of method i over k on dataset j also
+    needs ``beats[i, k, j]`` (significantly better); possible wins do not depend on it."""
     defined = ~np.isnan(values)
     wins = np.zeros(values.shape[0], dtype=np.int64)
     ideal = np.zeros(values.shape[0], dtype=np.int64)
-    for column, present in zip(values.T, defined.T):
+    for dataset, (column, present) in enumerate(zip(values.T, defined.T)):
         scores = column[present]
         # for each present method, the other present methods it beats (ties win nothing)
-        wins[present] += (scores[:, None] > scores[None, :]).sum(axis=1)
+        won = scores[:, None] > scores[None, :]
+        if beats is not None:
+            won &= beats[np.ix_(present, present)][:, :, dataset]
+        wins[present] += won.sum(axis=1)
         ideal[present] += scores.size - 1
     return wins, ideal
+
+
+def _significant_wins(significant: pd.DataFrame, metric: str, methods: list, datasets: list,
+                      values: np.ndarray) -> np.ndarray:
+    """methods x methods x datasets: ``beats[i, k, j]`` when the pairwise table says method i is significantly
+    better than method k on dataset j for ``metric``. A comparison of two defined cells (in ``values``,
+    methods x datasets) without a row in the table is an error."""
+    needed_columns = ["dataset", "metric", "configuration", "other", "better"]
+    lacking = [c for c in needed_columns if c not in significant.columns]
+    if lacking:
+        raise ValueError(f"the significance table lacks column(s) {', '.join(lacking)}; expected the output of "
+                         "plboost.significance.pairwise_significance")
+    rows = significant[significant["metric"] == metric]
+    method_number = {method: number for number, method in enumerate(methods)}
+    dataset_number = {dataset: number for number, dataset in enumerate(datasets)}
+    first = rows["configuration"].map(method_number)
+    second = rows["other"].map(method_number)
+    where = rows["dataset"].map(dataset_number)
+    known = first.notna() & second.notna() & where.notna()
+    index = (first[known].astype(int), second[known].astype(int), where[known].astype(int))
+    beats = np.zeros((len(methods), len(methods), len(datasets)), dtype=bool)
+    tested = np.zeros_like(beats)
+    beats[index] = rows.loc[known, "better"].astype(bool).to_numpy()
+    tested[index] = True
+    defined = ~np.isnan(values)
+    needed = defined[:, None, :] & defined[None, :, :] & ~np.eye(len(methods), dtype=bool)[:, :, None]
+    untested = np.argwhere(needed & ~tested)
+    if untested.size:
+        i, k, j = untested[0]
+        raise ValueError(f"no significance result for {methods[i]} vs {methods[k]} on {datasets[j]} ({metric}), "
+                         f"nor for {len(untested) - 1} other comparison(s); counting significant wins only needs "
+                         "per-query results of every method on every dataset it is compared on")
+    return beats
 
 
 def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
@@ -153,12 +217,27 @@ def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
     return optimal
 
 
-def summarize(results: pd.DataFrame, metrics=None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None
+              ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Fold means, winning-number table and its Markdown (:func:`cell_means`, :func:`winning_numbers`,
-    :func:`format_summary`) of a long results table."""
+    :func:`format_summary`) of a long results table. With ``significant`` (a table of
+    :func:`plboost.significance.pairwise_significance`) only significant wins count, and the Markdown starts
+    with a sentence saying so."""
     cells = cell_means(results)
-    table = winning_numbers(cells, metrics)
-    return cells, table, format_summary(table, cells)
+    table = winning_numbers(cells, metrics, significant)
+    text = format_summary(table, cells)
+    if significant is not None:
+        text = significance_note(significant) + "\n\n" + text
+    return cells, table, text
+
+
+def significance_note(significant: pd.DataFrame) -> str:
+    """The sentence that says winning numbers count significant wins only, and by which test."""
+    tests = " / ".join(map(str, dict.fromkeys(significant["test"]))) if "test" in significant else "paired test"
+    alphas = " / ".join(f"{a:g}" for a in dict.fromkeys(significant["alpha"])) if "alpha" in significant else "alpha"
+    return (f"Only significant wins count: a win needs a two-sided paired {tests} over the dataset's queries (pooled "
+            f"across splits) with Holm-adjusted p < {alphas} over the pairs of methods of the dataset and metric; "
+            "IWN counts every comparison.")
 
 
 def format_summary(table: pd.DataFrame, cells: pd.DataFrame | None = None) -> str:
@@ -246,8 +325,10 @@ def _read_csv(path: Path) -> pd.DataFrame:
                     continue  # a missing cell
                 rows.append({"method": record[method_column].strip(), "dataset": dataset, "split": split,
                              "metric": metric.strip(), "value": _number(record[metric], path, f"line {line}")})
-    return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"]).assign(
-        source=str(path))
+    table = pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"])
+    if "repeat" in lowered:  # results.csv of ``compare --repeats``: a row per repeat, averaged here
+        table = table.groupby(["method", "dataset", "split", "metric"], sort=False, as_index=False)["value"].mean()
+    return table.assign(source=str(path))
 
 
 def _number(value, path, where) -> float:

@@ -17,7 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from plboost.data import load_splits
-from plboost.experiment import RunSpec, compare, parse_run, record_path_of, run
+from plboost.experiment import RunSpec, compare, parse_run, plan_runs, run
+from plboost.significance import legend
 
 RUNS = ("plrank,top_k=10,n_permutations=1", "plrank,top_k=10,n_permutations=3",
         "plrank,top_k=10,n_permutations=6", "umart,window=2", "pl_partition", "lambdarank", "rank_xendcg",
@@ -37,6 +38,8 @@ def parser(description: str) -> argparse.ArgumentParser:
                                 "(default: all of the paper's)")
     arguments.add_argument("--no-relevant", choices=("one", "zero", "exclude"), default="one",
                            help="NDCG of queries without relevant documents (default one, as LightGBM)")
+    arguments.add_argument("--repeats", type=int, default=1, metavar="N",
+                           help="train each configuration on each split N times with shifted seeds (default 1)")
     arguments.add_argument("--estimate-only", action="store_true", help="print the time estimate and stop")
     arguments.add_argument("--quiet", action="store_true")
     return arguments
@@ -48,10 +51,10 @@ def specs_for(args) -> list[RunSpec]:
     return [parse_run(text, defaults) for text in (args.runs.split(";") if args.runs else RUNS)]
 
 
-def estimate_seconds(specs, layout, out: Path) -> tuple[float, int]:
-    """Seconds for the runs not recorded yet, from a pilot of a few rounds of each on the first split."""
-    pending = [(spec, split) for spec in specs for split in layout.splits
-               if not record_path_of(out, spec.label, split.name).is_file()]
+def estimate_seconds(specs, layout, out: Path, repeats: int = 1) -> tuple[float, int]:
+    """Seconds for the runs that will really be done (those without a reusable record: see
+    plboost.experiment.plan_runs), from a pilot of a few rounds of each on the first split."""
+    pending = [item for item in plan_runs(specs, layout.splits, out, repeats=repeats) if item.action != "reuse"]
     if not pending:
         return 0.0, 0
     first = layout.splits[0]
@@ -59,25 +62,40 @@ def estimate_seconds(specs, layout, out: Path) -> tuple[float, int]:
     train, valid, test = load_splits(first.train, first.valid, first.test)
     loading = time.perf_counter() - start
     per_round = {}
-    for spec in {spec.label: spec for spec, _ in pending}.values():
-        pilot = run(replace(spec, rounds=PILOT_ROUNDS, early_stopping=None), train, valid, test)
+    for spec in {item.spec.label: item.spec for item in pending}.values():
+        pilot = run(replace(spec, rounds=PILOT_ROUNDS, early_stopping=None, repeat=0), train, valid, test)
         per_round[spec.label] = pilot.model.train_seconds / PILOT_ROUNDS
-    splits_to_load = len({split.name for _, split in pending})
-    return sum(per_round[spec.label] * spec.rounds for spec, _ in pending) + loading * splits_to_load, len(pending)
+    splits_to_load = len({item.split.name for item in pending})
+    seconds = sum(per_round[item.spec.label] * item.spec.rounds for item in pending) + loading * splits_to_load
+    return seconds, len(pending)
+
+
+def duration(seconds: float) -> str:
+    """``"42 s"``, ``"17 min"`` or ``"3.2 h"``: a duration a person reads at a glance."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def run_benchmark(args, layout, out: Path, name: str) -> int:
     specs = specs_for(args)
-    seconds, pending = estimate_seconds(specs, layout, out)
-    print(f"{name}: {layout.kind} layout, {len(layout.splits)} split(s) x {len(specs)} configurations, "
-          f"{pending} run(s) to do; estimated {seconds / 3600:.2f} h on this machine (a pilot of "
+    seconds, pending = estimate_seconds(specs, layout, out, args.repeats)
+    repeats = f" x {args.repeats} repeats" if args.repeats > 1 else ""
+    print(f"{name}: {layout.kind} layout, {len(layout.splits)} split(s) x {len(specs)} configurations{repeats}, "
+          f"{pending} run(s) to do; estimated {duration(seconds)} on this machine (a pilot of "
           f"{PILOT_ROUNDS} rounds of each on {layout.splits[0].name}, scaled to {args.rounds} rounds)", flush=True)
     if args.estimate_only:
         return 0
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    result = compare(specs, layout, out_dir=out, resume=True, progress=not args.quiet, log=log)
+    result = compare(specs, layout, repeats=args.repeats, out_dir=out, resume=True, progress=not args.quiet, log=log)
+    significance = result.significance()
     print(result.header())
-    print(result.table())
-    result.save(out)
+    print(result.table(significance=significance))
+    if significance is not None:
+        print(legend(result.default_baseline()))
+    print(result.runs_line(), file=sys.stderr)
+    result.save(out, significance)
     result.plot(out / "validation_ndcg.png")
     return 0

@@ -115,17 +115,19 @@ def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_
     assert saved["conventions"] == result.conventions and len(saved["results"]) == 6
     png = result.plot(out / "curves.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert all("done before" not in line for line in lines)
+    assert all("reused" not in line for line in lines)
 
     again_lines = []
     again = compare(specs, find_layout(shared_data / "MQ2008"), splits=["Fold1", "Fold2"], out_dir=out,
                     log=again_lines.append)
-    assert len(again_lines) == 6 and all("done before" in line for line in again_lines)
-    assert again.table() == result.table()
+    assert len(again_lines) == 6 and all("reused" in line for line in again_lines)
+    assert again.table() == result.table() and again.runs == {"reuse": 6}
     changed = [RunSpec(rounds=21, num_leaves=15, early_stopping=10, objective="lambdarank")]
     recomputed = []
-    compare(changed, find_layout(shared_data / "MQ2008"), splits=["Fold1"], out_dir=out, log=recomputed.append)
-    assert "done before" not in recomputed[0]  # a changed configuration is trained again
+    redone = compare(changed, find_layout(shared_data / "MQ2008"), splits=["Fold1"], out_dir=out,
+                     log=recomputed.append)
+    assert "redone: rounds 20 -> 21" in recomputed[0]  # a changed configuration is trained again, and says why
+    assert redone.runs == {"redo": 1} and "rounds 20 -> 21 (1)" in redone.runs_line()
 
 
 def test_compare_refuses_bad_input(shared_data):
@@ -160,3 +162,214 @@ def test_run_specs_from_text_and_toml(tmp_path):
     config.write_text('[defaults]\nrounds = 7\n')
     with pytest.raises(ValueError, match="no \\[\\[run\\]\\] tables"):
         load_config(config, defaults)
+
+
+# --------------------------------------------------------------------------------------------------
+# provenance: a record is reused only when everything that decides its result is the same
+
+from plboost.cli import main  # noqa: E402
+from plboost.data import write_synthetic_splits  # noqa: E402
+from plboost.experiment import RecordWarning  # noqa: E402
+
+
+def _folds(directory, seed, n_folds=2):
+    for fold in range(1, n_folds + 1):
+        write_synthetic_splits(directory / f"Fold{fold}", n_queries=(30, 10, 10), seed=seed * 10 + fold)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def two_datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("datasets")
+    return _folds(root / "alpha", 1), _folds(root / "beta", 2)
+
+
+def _compare(*args):
+    return main(["compare", *map(str, args), "--rounds", "3", "--num-leaves", "7", "--quiet"])
+
+
+def _csv(path):
+    return list(csv.DictReader(open(path)))
+
+
+def test_another_dataset_in_the_same_out_directory_reuses_nothing(two_datasets, tmp_path, capsys):
+    alpha, beta = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    capsys.readouterr()
+    assert _compare(beta, "--run", "plrank", "--out", out) == 0
+    captured = capsys.readouterr()
+    assert "2 run(s): 0 reused from records, 2 redone" in captured.err
+    assert "train file content (2)" in captured.err and "test file content (2)" in captured.err
+    rows = _csv(out / "results.csv")
+    assert {row["dataset"] for row in rows} == {"beta"} and len(rows) == 2
+    record = json.loads(record_path_of(out, "plrank [lightgbm]", "Fold1").read_text())
+    assert str(beta / "Fold1" / "test.txt") == record["provenance"]["data"]["test"]["path"]
+    # the test metrics are those of beta's test file
+    test = load_svmlight(beta / "Fold1" / "test.txt")
+    scores = np.load(record["predictions"])
+    assert metrics.ndcg(scores, test.labels, offsets=test.offsets, k=10) == record["metrics"]["NDCG@10"]
+
+
+def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
+    import os
+    import shutil
+
+    data = shutil.copytree(two_datasets[0], tmp_path / "alpha")
+    out = tmp_path / "R"
+    assert _compare(data, "--run", "plrank", "--out", out) == 0
+    test = data / "Fold2" / "test.txt"
+    status = test.stat()
+    lines = test.read_text().splitlines(keepends=True)
+    first = lines[0].split(" ", 1)
+    lines[0] = ("1" if first[0] == "0" else "0") + " " + first[1]  # one label changed, same size
+    test.write_text("".join(lines))
+    os.utime(test, ns=(status.st_atime_ns, status.st_mtime_ns))  # and its modification time restored
+    capsys.readouterr()
+    assert _compare(data, "--run", "plrank", "--out", out) == 0
+    assert "1 reused from records, 1 redone, 0 new (redone because: test file content (1))" in capsys.readouterr().err
+
+
+def test_changed_rounds_are_redone_and_other_configurations_stay_listed(two_datasets, tmp_path, capsys):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
+    assert main(["compare", str(alpha), "--run", "plrank", "--rounds", "2", "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "2 run(s): 0 reused from records, 2 redone, 0 new (redone because: rounds 3 -> 2 (2)" in captured.err
+    record = json.loads(record_path_of(out, "plrank [lightgbm]", "Fold1").read_text())
+    assert record["provenance"]["spec"]["rounds"] == 2 and record["trees_used"] <= 2
+    # urank, recorded by the first command for the same data, is still in the table and the CSV files
+    assert "urank [lightgbm]" in captured.out and "recorded earlier" in captured.out
+    assert {row["configuration"] for row in _csv(out / "results.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
+    assert {row["configuration"] for row in _csv(out / "summary.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
+
+
+@pytest.mark.parametrize("damage", ["", '{"label": "plrank [lightgbm]", "metr'])
+def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_path, capsys, damage):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    path = record_path_of(out, "plrank [lightgbm]", "Fold2")
+    before = json.loads(path.read_text())
+    path.write_text(damage)
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {path}: the run record is" in err and "the run is recomputed" in err
+    assert "1 reused from records, 1 redone, 0 new (redone because: unreadable record (1))" in err
+    assert json.loads(path.read_text())["metrics"] == before["metrics"]  # the same run, recomputed
+    with pytest.warns(RecordWarning, match=str(path)):
+        path.write_text(damage)
+        compare([RunSpec(rounds=3, num_leaves=7)], find_layout(alpha), out_dir=out)
+
+
+def test_records_are_written_atomically(tmp_path, monkeypatch):
+    from plboost import records
+
+    path = tmp_path / "runs" / "x" / "Fold1.json"
+    records.write_json_atomic(path, {"label": "x", "metrics": {"NDCG@10": 0.5}})
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(records.os, "fsync", fail)
+    with pytest.raises(OSError, match="No space left"):
+        records.write_json_atomic(path, {"label": "x", "metrics": {"NDCG@10": 0.9}})
+    assert records.read_record(path)["metrics"] == {"NDCG@10": 0.5}  # the old record, whole
+    assert [p.name for p in path.parent.iterdir()] == ["Fold1.json"]  # no temporary file left behind
+
+
+def test_repeats_shift_the_seeds_and_report_both_spreads(two_datasets, tmp_path):
+    alpha, _ = two_datasets
+    defaults = RunSpec(rounds=4, num_leaves=7, engine_params={"bagging_fraction": 0.7, "bagging_freq": 1})
+    specs = [parse_run("plrank", defaults), parse_run("lambdarank", defaults)]
+    result = compare(specs, find_layout(alpha), repeats=3, out_dir=tmp_path)
+    assert len(result.results) == 2 * 2 * 3 and result.repeats == 3
+    plrank = [r for r in result.results if r.label == "plrank [lightgbm]" and r.split == "Fold1"]
+    assert len({tuple(np.load(r.predictions)) for r in plrank}) == 3  # three seeds, three models
+    records = [json.loads(record_path_of(tmp_path, "plrank [lightgbm]", "Fold1", r).read_text()) for r in range(3)]
+    assert [r["objective_params"]["seed"] for r in records] == [0, 1, 2]
+    assert [r["engine_params"]["seed"] for r in records] == [0, 1, 2]
+    row = next(row for row in result.summary() if row["configuration"] == "plrank [lightgbm]")
+    by_split = {split: [r.metrics["NDCG@10"] for r in result.results
+                        if r.label == "plrank [lightgbm]" and r.split == split] for split in ("Fold1", "Fold2")}
+    assert row["NDCG@10"] == pytest.approx(np.mean([np.mean(v) for v in by_split.values()]))
+    assert row["NDCG@10 std"] == pytest.approx(np.std([np.mean(v) for v in by_split.values()], ddof=1))
+    assert row["NDCG@10 seed std"] == pytest.approx(np.mean([np.std(v, ddof=1) for v in by_split.values()]))
+    assert f"{row['NDCG@10']:.4f} ± {row['NDCG@10 std']:.4f} / {row['NDCG@10 seed std']:.4f}" in result.table()
+    assert "x 3 repeats" in result.header() and "std over 3 seeds" in result.header()
+
+
+# --------------------------------------------------------------------------------------------------
+# per-query results and significance
+
+def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_path, capsys):
+    import pandas as pd
+    from scipy import stats
+
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--run", "lambdarank", "--repeats", "2",
+                    "--out", out) == 0
+    printed = capsys.readouterr().out
+    assert "significantly better/worse than lambdarank [lightgbm]" in printed
+    per_query = pd.read_csv(out / "per_query.csv")
+    assert list(per_query.columns) == ["dataset", "split", "configuration", "repeat", "qid", "metric", "value"]
+    results = pd.read_csv(out / "results.csv")
+    metric_names = [c for c in results.columns if c.startswith(("NDCG", "ERR", "MAP"))]
+    assert set(per_query["metric"]) == set(metric_names)
+    for row in results.itertuples(index=False):
+        row = row._asdict() if hasattr(row, "_asdict") else row
+    for _, row in results.iterrows():  # each run's metric is the mean of its queries
+        mine = per_query[(per_query["configuration"] == row["configuration"]) & (per_query["split"] == row["split"])
+                         & (per_query["repeat"] == row["repeat"])]
+        for name in metric_names:
+            assert mine[mine["metric"] == name]["value"].mean() == pytest.approx(row[name], abs=1e-12)
+    significance = pd.read_csv(out / "significance.csv")
+    assert list(significance.columns) == ["dataset", "configuration", "baseline", "metric", "n_queries",
+                                          "mean_difference", "p_value", "p_adjusted", "test"]
+    means = per_query.groupby(["configuration", "metric", "split", "qid"])["value"].mean()
+    t_tests = significance[significance["test"] == "t-test"]
+    assert len(t_tests) == 2 * 6  # plrank and urank against lambdarank, the table's six metrics
+    for item in t_tests.itertuples():
+        ours, base = means[item.configuration, item.metric], means["lambdarank [lightgbm]", item.metric]
+        ours, base = ours.align(base)
+        expected = stats.ttest_rel(ours, base)
+        assert item.n_queries == len(ours) == 20
+        assert item.mean_difference == pytest.approx(float((ours - base).mean()), abs=1e-12)
+        if np.all(ours.to_numpy() == base.to_numpy()):
+            assert item.p_value == 1.0
+        else:
+            assert item.p_value == pytest.approx(expected.pvalue, abs=1e-9)
+
+
+def test_identical_configurations_are_not_significantly_different(two_datasets, tmp_path, capsys):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "plrank,seed=0", "--baseline", "plrank [lightgbm]",
+                    "--out", out) == 0
+    printed = capsys.readouterr().out
+    significance = list(csv.DictReader(open(out / "significance.csv")))
+    assert significance and all(float(row["p_value"]) == 1.0 and float(row["p_adjusted"]) == 1.0
+                                for row in significance)
+    assert "▲" not in printed.split("▲/▼")[0] and "▼" not in printed.split("▲/▼")[0]
+
+
+def test_a_trained_model_beats_a_random_scorer_significantly():
+    from plboost.experiment import Comparison, FoldResult, evaluate_scores
+
+    train, test = make_synthetic(n_queries=150, seed=11), make_synthetic(n_queries=150, seed=12)
+    spec = RunSpec(rounds=30, num_leaves=15)
+    trained = run(spec, train, test=test).model.predict(test.X)
+    random_scores = np.random.default_rng(0).normal(size=test.n_docs)
+    folds = []
+    for label, scores in (("trained [lightgbm]", trained), ("random [lightgbm]", random_scores)):
+        values, conventions = evaluate_scores(scores, test, spec)
+        per_query, _ = evaluate_scores(scores, test, spec, per_query=True)
+        folds.append(FoldResult(label, "all", values, 0.0, 30, [], qids=test.qids.tolist(),
+                                per_query={k: v.tolist() for k, v in per_query.items()}))
+    comparison = Comparison("synthetic", [RunSpec(objective="trained"), RunSpec(objective="random")], folds,
+                            conventions)
+    significance = comparison.significance("random [lightgbm]")
+    ndcg = significance[(significance["metric"] == "NDCG@10")].set_index("test")
+    assert (ndcg["mean_difference"] > 0.1).all() and (ndcg["p_adjusted"] < 1e-3).all()
+    assert "▲" in comparison.table(significance=significance)

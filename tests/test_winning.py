@@ -9,7 +9,7 @@ import pytest
 
 from plboost.cli import main
 from plboost.data import write_synthetic_splits
-from plboost.winning import CROSS_METRIC, cell_means, load_results, pareto_optimal, winning_numbers
+from plboost.winning import CROSS_METRIC, cell_means, load_results, pareto_optimal, summarize, winning_numbers
 
 # Four methods on three datasets (and E alone on a fourth), two metrics; blank = not run.
 #
@@ -74,6 +74,36 @@ def test_winning_numbers_of_a_hand_made_table(hand_made):
                 assert np.isnan(row.NWN)
         flagged = set(table[(table.metric == metric) & table.pareto].method)
         assert flagged == PARETO[metric], metric
+
+
+def test_only_significant_wins_count_when_asked(hand_made):
+    """The hand-made table with a pairwise significance table that calls every win significant except A's over B
+    on d1 (NDCG@10) and D's over A on d2 (ERR@10): those two wins are lost, IWN and everything else unchanged."""
+    cells = cell_means(load_results([hand_made]))
+    rows = []
+    for (dataset, metric), group in cells.groupby(["dataset", "metric"]):
+        for first in group.itertuples():
+            for second in group.itertuples():
+                if first.method != second.method:
+                    rows.append({"dataset": dataset, "metric": metric, "configuration": first.method,
+                                 "other": second.method, "better": first.value > second.value})
+    significant = pd.DataFrame(rows)
+    not_significant = {("d1", "NDCG@10", "A", "B"), ("d2", "ERR@10", "D", "A")}
+    key = list(zip(significant.dataset, significant.metric, significant.configuration, significant.other))
+    significant.loc[[k in not_significant for k in key], "better"] = False
+    table = winning_numbers(cells, ["NDCG@10", "ERR@10"], significant=significant)
+    lost = {("NDCG@10", "A"): 1, ("ERR@10", "D"): 1, (CROSS_METRIC, "A"): 1, (CROSS_METRIC, "D"): 1}
+    for metric, by_method in EXPECTED.items():
+        for method, (won, could) in by_method.items():
+            row = table[(table.metric == metric) & (table.method == method)].iloc[0]
+            assert (row.WN, row.IWN) == (won - lost.get((metric, method), 0), could), (metric, method)
+    # the default, and significant=None, count every win
+    pd.testing.assert_frame_equal(winning_numbers(cells, ["NDCG@10", "ERR@10"]),
+                                  winning_numbers(cells, ["NDCG@10", "ERR@10"], significant=None))
+    _, _, text = summarize(load_results([hand_made]), ["NDCG@10"], significant=significant.assign(test="t-test",
+                                                                                                  alpha=0.05))
+    assert text.startswith("Only significant wins count: a win needs a two-sided paired t-test over the dataset's "
+                           "queries (pooled across splits) with Holm-adjusted p < 0.05")
 
 
 def test_wide_csv_with_splits_averages_the_folds_first(tmp_path):
@@ -160,6 +190,26 @@ def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, 
     assert "### NDCG@10" in capsys.readouterr().out
     assert main(["summarize", str(out / "alpha" / "summary.csv"), str(out / "beta" / "summary.csv"),
                  "--metrics", "NDCG@10,ERR@10"]) == 0
+    capsys.readouterr()
+    # only significant wins: fewer (or as many) wins, the same comparisons
+    assert main(["summarize", str(out), "--significant", "--out", str(tmp_path / "significant.csv")]) == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith("Only significant wins count")
+    significant = pd.read_csv(tmp_path / "significant.csv").set_index(["metric", "method"]).sort_index()
+    every = saved.set_index(["metric", "method"]).sort_index()
+    assert (significant.WN <= every.WN).all() and (significant.IWN == every.IWN).all()
+
+
+def test_results_csv_with_repeats_is_averaged_over_repeats(two_datasets, tmp_path):
+    out = tmp_path / "out"
+    assert main(["compare", str(two_datasets / "alpha"), "--run", "plrank", "--run", "lambdarank", "--repeats", "2",
+                 "--rounds", "3", "--num-leaves", "7", "--out", str(out), "--quiet",
+                 "--engine-param", "bagging_fraction=0.7", "--engine-param", "bagging_freq=1"]) == 0
+    from_csv = load_results([out / "results.csv"]).set_index(["method", "split", "metric"])["value"].sort_index()
+    from_json = load_results([out / "results.json"]).set_index(["method", "split", "metric"])["value"].sort_index()
+    pd.testing.assert_series_equal(from_csv, from_json)
+    runs = pd.read_csv(out / "results.csv")
+    plrank = runs[(runs.configuration == "plrank [lightgbm]") & (runs.split == "Fold1")]["NDCG@10"]
+    assert len(plrank) == 2 and from_csv["plrank [lightgbm]", "Fold1", "NDCG@10"] == pytest.approx(plrank.mean())
 
 
 def test_summarize_errors_exit_with_status_2(tmp_path, capsys):

@@ -73,8 +73,12 @@ def test_run_mslr_on_folds_resumes_and_estimates(tmp_path):
         assert label in first
     assert (out / "results.json").is_file() and (out / "validation_ndcg.png").is_file()
     again = run_script("run_mslr.py", str(tmp_path / "MSLR"), "--out", str(out), "--rounds", "3", "--quiet")
-    assert "0 run(s) to do; estimated 0.00 h" in again
+    assert "0 run(s) to do; estimated 0 s" in again
     assert again.split("\n", 1)[1] == first.split("\n", 1)[1]  # the same table, from the records
+    # other rounds: the records do not count as done, and the estimate says so
+    changed = run_script("run_mslr.py", str(tmp_path / "MSLR"), "--out", str(out), "--rounds", "4", "--quiet",
+                         "--estimate-only")
+    assert "20 run(s) to do; estimated " in changed
 
 
 def test_run_mslr_on_letor3_folds_estimate_only(tmp_path):

@@ -1,0 +1,170 @@
+"""Run records of a comparison: what determines a result (its provenance), written atomically.
+
+``plboost compare --out DIR`` keeps every finished run in ``DIR/runs/<configuration>/<split>.json``
+(``<split>.repeat<r>.json`` for repeats after the first), so an interrupted comparison resumes instead of
+starting again. A record is worth reusing only if rerunning would give the same result, so it carries
+everything that determines that result:
+
+* ``data``: for the training, validation and test files, the path (for people) and a SHA-256 of the
+  file's bytes (for the comparison: a file edited in place, or another dataset under the same name, is
+  a different file);
+* ``spec``: the whole configuration: objective and its parameters, engine and raw engine parameters,
+  rounds, learning rate, leaves, early stopping, seed and repeat, evaluation conventions, leaf values;
+* ``versions``: plboost, LightGBM and XGBoost.
+
+:func:`stale_reasons` compares two provenances and says, in words, what differs. Records are written to
+a temporary file and renamed over the old one (:func:`write_json_atomic`), so a killed process or a
+full disk leaves either the old record or the new one, never half of one; a record that cannot be read
+all the same (written by hand, or by an older plboost) raises :class:`UnreadableRecord`, which names the
+file, and the run is recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+#: the version of the record format; records of another format are recomputed
+RECORD_FORMAT = 2
+#: the packages whose versions a record must match to be reused
+VERSIONED_PACKAGES = ("plboost", "lightgbm", "xgboost")
+
+_fingerprints: dict[tuple, str] = {}
+
+
+def file_fingerprint(path) -> str:
+    """``"sha256:<hex>"`` of the file's bytes (as stored: a ``.gz`` file is hashed compressed).
+
+    Hashing reads the whole file once (about 1 GB/s); the result is remembered for the life of the
+    process, keyed by the file's inode, size, and modification and status-change times in nanoseconds,
+    so the several configurations of a comparison hash each file once.
+    """
+    path = Path(path)
+    status = path.stat()
+    key = (str(path.resolve()), status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    digest = _fingerprints.get(key)
+    if digest is None:
+        with open(path, "rb") as handle:
+            digest = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+        _fingerprints[key] = digest
+    return digest
+
+
+def data_provenance(split) -> dict:
+    """Path and content fingerprint of each file of a :class:`~plboost.data.layouts.Split`."""
+    files = {"train": split.train, "valid": split.valid, "test": split.test}
+    return {role: None if path is None else {"path": str(path), "content": file_fingerprint(path)}
+            for role, path in files.items()}
+
+
+def package_versions() -> dict:
+    """Versions of the packages that decide a run's result (:data:`VERSIONED_PACKAGES`)."""
+    import lightgbm
+    import xgboost
+
+    from . import __version__
+
+    return {"plboost": __version__, "lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}
+
+
+def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
+    """What differs between a record's provenance and the wanted one, as short phrases; empty when the
+    record can be reused.
+
+    >>> old = {"data": {"test": {"path": "a/test.txt", "content": "sha256:1"}}, "spec": {"rounds": 300},
+    ...        "versions": {"lightgbm": "4.6.0"}}
+    >>> new = {"data": {"test": {"path": "b/test.txt", "content": "sha256:2"}}, "spec": {"rounds": 5},
+    ...        "versions": {"lightgbm": "4.7.0"}}
+    >>> stale_reasons(old, new)
+    ['test file content (a/test.txt -> b/test.txt)', 'rounds 300 -> 5', 'lightgbm 4.6.0 -> 4.7.0']
+    """
+    if not recorded:
+        return ["no provenance (a record of an older plboost)"]
+    reasons = []
+    old_data, new_data = recorded.get("data") or {}, wanted["data"]
+    for role, new in new_data.items():
+        old = old_data.get(role)
+        if (old or {}).get("content") != (new or {}).get("content"):
+            where = " -> ".join(dict.fromkeys(str(d["path"]) for d in (old, new) if d))
+            reasons.append(f"{role} file content ({where})" if old and new else f"{role} file ({where or 'none'})")
+    old_spec, new_spec = recorded.get("spec") or {}, wanted["spec"]
+    for name in list(new_spec) + [name for name in old_spec if name not in new_spec]:
+        if not _same(old_spec.get(name), new_spec.get(name)):
+            reasons.append(f"{name} {_show(old_spec.get(name))} -> {_show(new_spec.get(name))}")
+    old_versions = recorded.get("versions") or {}
+    for package in VERSIONED_PACKAGES:
+        if old_versions.get(package) != wanted["versions"].get(package):
+            reasons.append(f"{package} {old_versions.get(package, '?')} -> {wanted['versions'].get(package)}")
+    return reasons
+
+
+def normalized(value):
+    """``value`` as it reads back from JSON (tuples become lists), for comparing with a record."""
+    return json.loads(json.dumps(value))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return normalized(a) == normalized(b)
+
+
+def _show(value) -> str:
+    return "unset" if value is None else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+class UnreadableRecord(ValueError):
+    """A run record that is empty, truncated or not a record of this plboost; the message names the file."""
+
+
+def read_record(path) -> dict:
+    """The record at ``path``; :class:`UnreadableRecord` (naming the file) when it cannot be used."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UnreadableRecord(f"{path}: cannot read the run record ({error})") from None
+    if not text.strip():
+        raise UnreadableRecord(f"{path}: the run record is empty (a run killed while writing it?)")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnreadableRecord(f"{path}: the run record is not valid JSON ({error}); truncated?") from None
+    if not isinstance(record, dict) or "metrics" not in record or "label" not in record:
+        raise UnreadableRecord(f"{path}: not a plboost run record (no 'label' and 'metrics')")
+    return record
+
+
+def write_json_atomic(path, payload) -> Path:
+    """Write ``payload`` as JSON to ``path`` through a temporary file in the same directory, flushed to
+    disk and renamed over ``path``: readers see the old file or the whole new one."""
+    def write(handle):
+        handle.write((json.dumps(payload, indent=1) + "\n").encode())
+    return _write_atomic(path, write)
+
+
+def save_array_atomic(path, array) -> Path:
+    """``numpy.save`` through a temporary file and a rename, as :func:`write_json_atomic`."""
+    import numpy as np
+
+    return _write_atomic(path, lambda handle: np.save(handle, array))
+
+
+def _write_atomic(path, write) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
