@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help="train each configuration on each split N times, with the engine's and the "
                               "objective's seeds shifted by 0..N-1; tables show mean ± std over splits / std "
                               "over seeds, and the tests use each query's mean over repeats (default 1)")
+    compare.add_argument("--tune", type=_positive_int, metavar="N",
+                         help="tune every configuration on every split with N trials of Optuna's TPE over its "
+                              "search space (plboost.tuning; change it in --config's [tune.*] tables), each "
+                              "trial scored by validation NDCG@max(eval-at) with early stopping (--early-stopping, "
+                              "default 30); the best is tested. Needs optuna (pip install 'plboost[tune]')")
+    compare.add_argument("--tune-seed", type=int, default=0, metavar="S", help="seed of the search (default 0)")
     compare.add_argument("--baseline", metavar="NAME",
                          help="the configuration the others are tested against (a label as printed, or an "
                               "objective name that names one configuration); default 'lambdarank [lightgbm]' "
@@ -326,6 +332,11 @@ def _compare(args) -> int:
     if args.plot and not args.out:
         raise ValueError("--plot needs --out (the PNG is written there)")
     choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
+    tune = None
+    if args.tune:
+        from .tuning import Tuning, load_overrides
+
+        tune = Tuning(args.tune, seed=args.tune_seed, overrides=load_overrides(args.config) if args.config else {})
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
     names = [Path(layout.directory).name for layout in layouts]
     if len(set(names)) != len(names):
@@ -336,7 +347,7 @@ def _compare(args) -> int:
     for layout, name in zip(layouts, names):
         out = None if args.out is None else (args.out / name if len(layouts) > 1 else args.out)
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
-                         resume=not args.no_resume, progress=not args.quiet, log=log,
+                         resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
                          load_options={"cache": not args.no_cache, "progress": not args.quiet})
         comparisons.append(result)
         significance = _print_comparison(result, args.baseline)

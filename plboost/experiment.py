@@ -124,18 +124,19 @@ def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> 
     return {name: float(value) for name, value in result.items()}, conventions
 
 
-def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False) -> RunResult:
+def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, on_round=None) -> RunResult:
     """Train ``spec`` on ``train`` (early stopping on ``valid``) and evaluate on ``test``.
 
     Without ``test`` the metrics are those of ``valid``, and without either, of ``train``;
-    :attr:`RunResult.evaluated_on` says which.
+    :attr:`RunResult.evaluated_on` says which. ``on_round(round, validation NDCG)`` is called after every
+    boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`).
     """
     objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.seeded_objective_params)
     model = engines.train(spec.engine, objective, train, valid, rounds=spec.rounds,
                           learning_rate=spec.learning_rate, num_leaves=spec.num_leaves,
                           early_stopping=spec.early_stopping, eval_at=max(spec.eval_at),
                           engine_params={**builtin_params, **spec.engine_params}, seed=spec.seed + spec.repeat,
-                          progress=progress, leaf_values=spec.leaf_values)
+                          progress=progress, leaf_values=spec.leaf_values, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
@@ -238,9 +239,10 @@ def load_config(path, defaults: RunSpec) -> list[RunSpec]:
             document = tomllib.load(handle)
         except tomllib.TOMLDecodeError as error:
             raise ValueError(f"{path}: {error}") from None
-    unknown = set(document) - {"defaults", "run"}
+    unknown = set(document) - {"defaults", "run", "tune"}
     if unknown:
-        raise ValueError(f"{path}: unknown tables {sorted(unknown)}; expected [defaults] and [[run]]")
+        raise ValueError(f"{path}: unknown tables {sorted(unknown)}; expected [defaults], [[run]] and [tune.*] "
+                         "(search spaces, see plboost.tuning.spaces_from_toml)")
     base = replace(defaults, **_spec_fields(document.get("defaults", {}), f"{path} [defaults]"))
     runs = document.get("run", [])
     if not runs:
@@ -316,6 +318,9 @@ class PlannedRun:
     reasons: list = field(default_factory=list)
     record: dict | None = None
     provenance: dict | None = None
+    #: with tuning: the best trial's configuration, which is trained and tested, and what the search found
+    trained_spec: RunSpec | None = None
+    tuned: dict | None = None
 
 
 @dataclass
@@ -334,6 +339,9 @@ class Comparison:
     runs: dict = field(default_factory=dict)
     redo_reasons: dict = field(default_factory=dict)
     earlier: list = field(default_factory=list)
+    #: with tuning: a sentence saying how (for the header), and every trial (tuning.csv)
+    tuning: str | None = None
+    tuning_rows: list = field(default_factory=list)
 
     @property
     def labels(self) -> list[str]:
@@ -414,11 +422,13 @@ class Comparison:
         splits = list(dict.fromkeys(r.split for r in self.results))
         repeats = self.repeats
         where = ("at the best validation iteration (early stopping)"
-                 if any(s.early_stopping for s in self.specs) else "after the last round")
+                 if self.tuning or any(s.early_stopping for s in self.specs) else "after the last round")
         spread = "mean ± std over splits" + (f" / std over {repeats} seeds" if repeats > 1 else "")
         text = (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)})"
                 f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
                 f"{self.conventions}")
+        if self.tuning:
+            text += f"\n{self.tuning}"
         if self.earlier:
             text += (f"\n(also in the table: {len(self.earlier)} configuration(s) recorded earlier in the output "
                      f"directory for the same data: {', '.join(self.earlier)})")
@@ -520,39 +530,53 @@ class Comparison:
         if significance is not None:
             significance.to_csv(directory / "significance.csv", index=False)
             written["significance.csv"] = directory / "significance.csv"
+        if self.tuning_rows:
+            import pandas as pd
+
+            from .tuning import TUNING_COLUMNS
+
+            pd.DataFrame(self.tuning_rows, columns=list(TUNING_COLUMNS)).to_csv(directory / "tuning.csv", index=False)
+            written["tuning.csv"] = directory / "tuning.csv"
         return written
 
     def plot(self, path, metric: str = "NDCG@10") -> Path:
-        """Validation ``metric`` against boosting round, one line per configuration: the mean over the
-        runs (splits and repeats) still training at each round, with a marker where a run stopped early."""
+        """Validation ``metric`` against boosting round, one line per configuration: solid, the mean over all
+        runs (splits and repeats) while all of them train; faint, the mean over those still training after
+        some stopped early (an ``x`` where one stopped), whose jumps come from which runs remain."""
+        from matplotlib import colormaps
         from matplotlib.figure import Figure
 
-        figure = Figure(figsize=(8, 5))
+        figure = Figure(figsize=(10, 5.5))
         axes = figure.subplots()
+        colours = colormaps["tab20" if len(self.specs) > 10 else "tab10"]
         stopped_early = False
-        for spec in self.specs:
+        for number, spec in enumerate(self.specs):
             histories = [r.valid_history for r in self.results if r.label == spec.label and r.valid_history]
             if not histories:
                 continue
-            longest = max(len(h) for h in histories)
+            colour = colours(number % colours.N)
+            shortest, longest = min(map(len, histories)), max(map(len, histories))
             padded = np.full((len(histories), longest), np.nan)
             for row, history in zip(padded, histories):
                 row[:len(history)] = history
             mean = np.nanmean(padded, axis=0)
-            (line,) = axes.plot(np.arange(1, longest + 1), mean, label=spec.label)
-            ends = sorted({len(h) for h in histories if len(h) < longest})
-            if ends:
+            rounds = np.arange(1, longest + 1)
+            axes.plot(rounds[:shortest], mean[:shortest], color=colour, label=spec.label)
+            if longest > shortest:
                 stopped_early = True
-                axes.plot(ends, mean[np.array(ends) - 1], "x", color=line.get_color())
+                axes.plot(rounds[shortest - 1:], mean[shortest - 1:], color=colour, alpha=0.35, linewidth=0.8)
+                ends = np.array(sorted({len(h) for h in histories if len(h) < longest}))
+                axes.plot(ends, mean[ends - 1], "x", color=colour, alpha=0.6)
         runs = len({(r.split, r.repeat) for r in self.results})
         axes.set_xlabel("boosting round")
         axes.set_ylabel(f"validation {metric}, mean over {runs} run(s)")
         title = Path(self.dataset).name
         if stopped_early:
-            title += "\nx: a split stopped early there; after it the mean is over the runs still training"
+            title += ("\nsolid: mean over all runs; faint: mean over the runs still training "
+                      "(x: a run stopped early)")
         axes.set_title(title, fontsize=10)
         axes.grid(alpha=0.3)
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         figure.tight_layout()
         path = Path(path)
         figure.savefig(path, dpi=120)
@@ -583,7 +607,7 @@ def choose_baseline(labels, baseline: str | None = None) -> str | None:
 
 
 def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resume=True, progress=False, log=None,
-            load_options=None) -> Comparison:
+            load_options=None, tune=None) -> Comparison:
     """Train every configuration of ``specs`` on every split of ``layout`` and evaluate on its test file.
 
     Parameters
@@ -607,15 +631,24 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
         Called with a line of text after each run.
     load_options : dict, optional
         Options for :func:`plboost.data.load_splits` (e.g. ``cache``, ``progress``).
+    tune : plboost.tuning.Tuning, optional
+        Tune every configuration on every split with the same budget before testing it (see
+        :mod:`plboost.tuning`); the test file of a split is read only after all its searches ended.
     """
     from .data import load_splits
 
     specs, chosen = _checked_comparison(specs, layout, splits, repeats)
-    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume)
-    results, conventions = [], ""
+    spaces = _check_tuning(tune, specs, chosen, layout)
+    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces)
+    dataset_name = Path(layout.directory).name or str(layout.directory)
+    results, conventions, tuning_rows = [], "", []
     for split in chosen:
+        items = [p for p in planned if p.split is split]
         data = None
-        for item in (p for p in planned if p.split is split):
+        if tune is not None:
+            data = _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows,
+                                 load_options=load_options, progress=progress, log=log)
+        for item in items:
             where = f"{split.name} {item.spec.label}" + (f" repeat {item.spec.repeat}" if repeats > 1 else "")
             if item.action == "reuse":
                 results.append(FoldResult.from_dict(item.record))
@@ -631,7 +664,8 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                 redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
                 log(f"{where}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
                     f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
-    comparison = Comparison(str(layout.directory), specs, results, conventions)
+    comparison = Comparison(str(layout.directory), specs, results, conventions, tuning_rows=tuning_rows,
+                            tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"))
     for item in planned:
         comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
         for reason in item.reasons:
@@ -640,6 +674,80 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     if out_dir is not None:
         _add_earlier_runs(comparison, out_dir, chosen, planned, log)
     return comparison
+
+
+def _check_tuning(tune, specs, splits, layout) -> dict | None:
+    """The search space of every configuration, or None without tuning; refuses splits without validation."""
+    if tune is None:
+        return None
+    from .tuning import import_optuna, search_space
+
+    import_optuna()
+    missing = [split.name for split in splits if split.valid is None]
+    if missing:
+        raise ValueError(f"tuning needs a validation file for every split; {layout.directory} has none for "
+                         f"{', '.join(missing)} (the search must not see the test file)")
+    return {spec.label: search_space(spec, tune.overrides) for spec in specs}
+
+
+def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows, *, load_options, progress, log):
+    """Search every configuration of ``items`` on ``split`` (training and validation files only), set each
+    item's ``trained_spec`` to its best trial, then load the test file: returns (train, valid, test)."""
+    from .data import load_splits, load_svmlight
+    from .tuning import apply_params, best_trial, search, storage_url, study_name, trial_rows
+
+    todo = [item for item in items if item.action != "reuse"]
+    storage = storage_url(out_dir) if out_dir is not None else None
+    train = valid = None
+    for item in items:
+        spec = _tuning_spec(item.spec, tune)
+        name = study_name(dataset_name, split.name, spec.label, spec.repeat)
+        metric = f"NDCG@{max(spec.eval_at)}"
+        if item in todo:
+            if train is None:
+                train, valid = load_splits(split.train, split.valid, **(load_options or {}))
+            if log:
+                log(f"{split.name} {spec.label}: searching, {tune.n_trials} trial(s)")
+            seeded = replace(tune, seed=tune.seed + spec.repeat)
+            study = search(spec, train, valid, tuning=seeded, space=spaces[spec.label], name=name, storage=storage,
+                           provenance=item.provenance, progress=progress, log=log)
+            best = best_trial(study, tune.n_trials)
+            item.trained_spec = apply_params(spec, spaces[spec.label], best.params)
+            item.tuned = {"params": best.params, "trial": best.number, "validation": best.value, "metric": metric}
+        elif storage is not None:
+            study = _load_study(name, storage)
+            if study is None:
+                continue
+        tuning_rows += trial_rows(study, dataset=dataset_name, split=split.name, configuration=spec.label,
+                                  repeat=spec.repeat, metric=f"validation {metric}")
+    if train is None:
+        return None
+    test = load_svmlight(split.test, **(load_options or {}))
+    return train, valid, _with_width(test, train.n_features)
+
+
+def _tuning_spec(spec: RunSpec, tune) -> RunSpec:
+    return spec if spec.early_stopping else replace(spec, early_stopping=tune.early_stopping)
+
+
+def _load_study(name, storage):
+    from .tuning import import_optuna
+
+    optuna = import_optuna()
+    try:
+        return optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return None
+
+
+def _with_width(data, width: int):
+    """``data`` with exactly ``width`` feature columns: widened with zeros, or cut where it has features the
+    training files lack (all-zero columns of the training data, which no tree splits on)."""
+    if data.n_features <= width:
+        return data.widen(width)
+    from .data import RankingData
+
+    return RankingData(data.X[:, :width], data.labels, data.qids, data.offsets, data.source)
 
 
 def _checked_comparison(specs, layout, splits, repeats):
@@ -664,10 +772,12 @@ def _checked_comparison(specs, layout, splits, repeats):
     return specs, chosen
 
 
-def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True) -> list[PlannedRun]:
+def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
+              spaces=None) -> list[PlannedRun]:
     """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
     ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
-    it anew. An unreadable record is named in a warning."""
+    it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
+    configurations), the tuning settings and search space are part of the provenance."""
     from .records import UnreadableRecord, data_provenance, read_record, stale_reasons
 
     planned = []
@@ -677,10 +787,13 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
             for repeat in range(int(repeats)):
                 spec_r = replace(spec, repeat=repeat)
                 if out_dir is None:
-                    planned.append(PlannedRun(spec_r, split, None, "new"))
+                    provenance = None if tune is None else {"tuning": tune.provenance(spaces[spec.label])}
+                    planned.append(PlannedRun(spec_r, split, None, "new", provenance=provenance))
                     continue
                 path = record_path_of(out_dir, spec.label, split.name, repeat)
                 wanted = run_provenance(spec_r, data)
+                if tune is not None:
+                    wanted["tuning"] = tune.provenance(spaces[spec.label])
                 item = PlannedRun(spec_r, split, path, "new", provenance=wanted)
                 planned.append(item)
                 if not path.exists():
@@ -711,9 +824,9 @@ def run_provenance(spec: RunSpec, data: dict) -> dict:
 
 
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> tuple[FoldResult, str]:
-    from .records import save_array_atomic, write_json_atomic
+    from .records import normalized, save_array_atomic, write_json_atomic
 
-    result = run(item.spec, train, valid, test, progress=progress)
+    result = run(item.trained_spec or item.spec, train, valid, test, progress=progress)
     scores = result.model.predict(test.X)
     per_query, _ = evaluate_scores(scores, test, item.spec, per_query=True)
     fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
@@ -725,6 +838,8 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> 
         record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
                   "engine_params": _jsonable(result.model.engine_params),
                   "objective_params": _jsonable(result.model.objective_params), "versions": versions()}
+        if item.tuned is not None:
+            record["tuned"] = {**item.tuned, "spec": normalized(asdict(item.trained_spec))}
         write_json_atomic(item.path, record)
     return fold, result.conventions
 

@@ -10,7 +10,8 @@ everything that determines that result:
   a different file);
 * ``spec``: the whole configuration: objective and its parameters, engine and raw engine parameters,
   rounds, learning rate, leaves, early stopping, seed and repeat, evaluation conventions, leaf values;
-* ``versions``: plboost, LightGBM and XGBoost.
+* ``versions``: plboost, LightGBM and XGBoost;
+* ``tuning`` (tuned comparisons): the number of trials, seed, early stopping and search space.
 
 :func:`stale_reasons` compares two provenances and says, in words, what differs. Records are written to
 a temporary file and renamed over the old one (:func:`write_json_atomic`), so a killed process or a
@@ -99,6 +100,16 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
     for package in VERSIONED_PACKAGES:
         if old_versions.get(package) != wanted["versions"].get(package):
             reasons.append(f"{package} {old_versions.get(package, '?')} -> {wanted['versions'].get(package)}")
+    for key in [k for k in list(wanted) + list(recorded) if k not in ("data", "spec", "versions")]:
+        old, new = recorded.get(key), wanted.get(key)
+        if _same(old, new) or f"{key}:" in " ".join(reasons):
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}" for name in dict.fromkeys([*new, *old])
+                       if not _same(old.get(name), new.get(name))]
+            reasons.append(f"{key}: {', '.join(changed)}")
+        else:
+            reasons.append(f"{key}: {'none' if old is None else 'set'} -> {'none' if new is None else 'set'}")
     return reasons
 
 

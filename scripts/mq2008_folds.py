@@ -98,7 +98,7 @@ def run_study(name: str, data_dir: Path, n_folds: int) -> dict:
                 values["ms/tree"] = 1000 * result.model.train_seconds / max(result.model.rounds, 1)
                 results[policy].setdefault(spec.label, []).append(values)
             print(f"Fold{fold} {spec.label}: NDCG@10 {result.metrics['NDCG@10']:.4f}, "
-                  f"{result.model.trees_used} trees", file=sys.stderr)
+                  f"{result.model.trees_used} tree{'' if result.model.trees_used == 1 else 's'}", file=sys.stderr)
     return results
 
 

@@ -40,6 +40,10 @@ def parser(description: str) -> argparse.ArgumentParser:
                            help="NDCG of queries without relevant documents (default one, as LightGBM)")
     arguments.add_argument("--repeats", type=int, default=1, metavar="N",
                            help="train each configuration on each split N times with shifted seeds (default 1)")
+    arguments.add_argument("--tune", type=int, metavar="N",
+                           help="tune every configuration on every split with N trials first (plboost.tuning; "
+                                "validation NDCG@10, the test file unseen by the search); needs optuna")
+    arguments.add_argument("--tune-seed", type=int, default=0, help="seed of the search (default 0)")
     arguments.add_argument("--estimate-only", action="store_true", help="print the time estimate and stop")
     arguments.add_argument("--quiet", action="store_true")
     return arguments
@@ -51,10 +55,17 @@ def specs_for(args) -> list[RunSpec]:
     return [parse_run(text, defaults) for text in (args.runs.split(";") if args.runs else RUNS)]
 
 
-def estimate_seconds(specs, layout, out: Path, repeats: int = 1) -> tuple[float, int]:
+def estimate_seconds(specs, layout, out: Path, repeats: int = 1, tune=None) -> tuple[float, int]:
     """Seconds for the runs that will really be done (those without a reusable record: see
-    plboost.experiment.plan_runs), from a pilot of a few rounds of each on the first split."""
-    pending = [item for item in plan_runs(specs, layout.splits, out, repeats=repeats) if item.action != "reuse"]
+    plboost.experiment.plan_runs), from a pilot of a few rounds of each on the first split; with tuning,
+    every trial is counted as a run of full length (pruning and early stopping make it shorter)."""
+    spaces = None
+    if tune is not None:
+        from plboost.tuning import search_space
+
+        spaces = {spec.label: search_space(spec, tune.overrides) for spec in specs}
+    pending = [item for item in plan_runs(specs, layout.splits, out, repeats=repeats, tune=tune, spaces=spaces)
+               if item.action != "reuse"]
     if not pending:
         return 0.0, 0
     first = layout.splits[0]
@@ -66,7 +77,9 @@ def estimate_seconds(specs, layout, out: Path, repeats: int = 1) -> tuple[float,
         pilot = run(replace(spec, rounds=PILOT_ROUNDS, early_stopping=None, repeat=0), train, valid, test)
         per_round[spec.label] = pilot.model.train_seconds / PILOT_ROUNDS
     splits_to_load = len({item.split.name for item in pending})
-    seconds = sum(per_round[item.spec.label] * item.spec.rounds for item in pending) + loading * splits_to_load
+    trials = 1 + (tune.n_trials if tune is not None else 0)
+    seconds = (sum(per_round[item.spec.label] * item.spec.rounds for item in pending) * trials
+               + loading * splits_to_load)
     return seconds, len(pending)
 
 
@@ -81,15 +94,22 @@ def duration(seconds: float) -> str:
 
 def run_benchmark(args, layout, out: Path, name: str) -> int:
     specs = specs_for(args)
-    seconds, pending = estimate_seconds(specs, layout, out, args.repeats)
+    tune = None
+    if args.tune:
+        from plboost.tuning import Tuning
+
+        tune = Tuning(args.tune, seed=args.tune_seed)
+    seconds, pending = estimate_seconds(specs, layout, out, args.repeats, tune)
     repeats = f" x {args.repeats} repeats" if args.repeats > 1 else ""
+    repeats += f", tuned with {args.tune} trials each (estimate: a full-length training per trial)" if tune else ""
     print(f"{name}: {layout.kind} layout, {len(layout.splits)} split(s) x {len(specs)} configurations{repeats}, "
           f"{pending} run(s) to do; estimated {duration(seconds)} on this machine (a pilot of "
           f"{PILOT_ROUNDS} rounds of each on {layout.splits[0].name}, scaled to {args.rounds} rounds)", flush=True)
     if args.estimate_only:
         return 0
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    result = compare(specs, layout, repeats=args.repeats, out_dir=out, resume=True, progress=not args.quiet, log=log)
+    result = compare(specs, layout, repeats=args.repeats, out_dir=out, resume=True, progress=not args.quiet, log=log,
+                     tune=tune)
     significance = result.significance()
     print(result.header())
     print(result.table(significance=significance))

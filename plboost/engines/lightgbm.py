@@ -15,7 +15,7 @@ from .exact_leaves import ExactLeafValues
 def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                    num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
                    engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                   leaf_values: str = "diagonal") -> TrainedModel:
+                   leaf_values: str = "diagonal", on_round=None) -> TrainedModel:
     """Train ``lgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     Parameters
@@ -38,6 +38,9 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         the paper's exact Newton step per leaf, written into each tree after it is grown
         (:mod:`plboost.engines.exact_leaves`); validation NDCG is then computed by plboost from the
         rewritten trees.
+    on_round : callable, optional
+        Called as ``on_round(round, score)`` after every round (1-based) with the validation NDCG@eval_at;
+        an exception it raises (e.g. ``optuna.TrialPruned``) ends training and propagates.
     """
     if leaf_values not in ("diagonal", "exact"):
         raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
@@ -76,6 +79,8 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         if score is not None:
             history.append(score)
         bar.update(metric_name, score)
+        if on_round is not None and score is not None:
+            on_round(env.iteration + 1, score)
 
     callbacks = [watch] if refit is None else [refit.callback, watch]
     if early_stopping:

@@ -12,9 +12,9 @@ from ._progress import RoundProgress
 
 
 class _Watch(xgb.callback.TrainingCallback):
-    def __init__(self, bar: RoundProgress, metric_name: str, history: list):
+    def __init__(self, bar: RoundProgress, metric_name: str, history: list, on_round=None):
         super().__init__()
-        self.bar, self.metric_name, self.history = bar, metric_name, history
+        self.bar, self.metric_name, self.history, self.on_round = bar, metric_name, history, on_round
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
         scores = evals_log.get("valid", {}).get(self.metric_name)
@@ -22,13 +22,15 @@ class _Watch(xgb.callback.TrainingCallback):
         if score is not None:
             self.history.append(score)
         self.bar.update(self.metric_name, score)
+        if self.on_round is not None and score is not None:
+            self.on_round(epoch + 1, score)
         return False
 
 
 def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
                   engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                  leaf_values: str = "diagonal") -> TrainedModel:
+                  leaf_values: str = "diagonal", on_round=None) -> TrainedModel:
     """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
@@ -59,7 +61,7 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
         booster = xgb.train(params, dtrain, num_boost_round=rounds, evals=evals,
                             obj=None if isinstance(objective, str) else objective,
                             early_stopping_rounds=early_stopping or None, maximize=True if early_stopping else None,
-                            verbose_eval=False, callbacks=[_Watch(bar, metric_name, history)])
+                            verbose_eval=False, callbacks=[_Watch(bar, metric_name, history, on_round)])
     finally:
         bar.close()
     seconds = time.perf_counter() - start

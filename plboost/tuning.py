@@ -1,0 +1,398 @@
+"""Tuning every configuration with the same budget: Optuna's TPE over search spaces declared here.
+
+A comparison at one fixed setting favours whichever objective that setting suits, so ``plboost compare
+--tune N`` gives every configuration the same search, on every split:
+
+1. ``N`` trials of Optuna's tree-structured Parzen estimator (Bergstra, Bardenet, Bengio and Kégl, NIPS
+   2011), seeded, so that a rerun proposes the same trials. Trial 0 is the untuned configuration itself,
+   so a tuned configuration is never worse on validation than the untuned one.
+2. Each trial trains on the training file with early stopping on the validation file and is scored by
+   validation NDCG at the largest cut-off of ``eval_at``, at its best iteration. Optuna's median pruner
+   stops a trial whose validation curve falls below the median of the earlier trials at the same round.
+3. The best trial is trained again (the same model: training is deterministic for a seed) and evaluated
+   on the test file, which the search never reads: the test file of a split is loaded only after the
+   searches of every configuration on that split have ended.
+
+Search spaces (:data:`ENGINE_SPACES`, :data:`OBJECTIVE_SPACES`) cover the engine's tree parameters and
+each objective's own; a parameter that a configuration fixes (``plrank,n_permutations=3``, or
+``--engine-param lambda_l2=1``) is left out of its search. A TOML file can change or drop any dimension
+(see :func:`spaces_from_toml`). With an output directory, studies live in ``tuning.db`` (SQLite) there, so
+an interrupted search continues where it stopped; a study whose provenance (data, configuration, search
+space, versions) has changed is started again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+#: the RunSpec fields a search may set; every other engine dimension goes into ``engine_params``
+_SPEC_FIELDS = ("learning_rate", "num_leaves", "leaf_values")
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One searched parameter: integers or floats from ``low`` to ``high`` (log-uniform with ``log``), or
+    one of ``choices``. ``default`` is the value of the untuned configuration (trial 0)."""
+
+    name: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple | None = None
+    default: object = None
+    #: engines whose runs search this dimension (None: every engine)
+    engines: tuple | None = None
+
+    def __post_init__(self):
+        if self.choices is not None:
+            if not self.choices:
+                raise ValueError(f"search space: {self.name}: choices must not be empty")
+            return
+        if self.low is None or self.high is None or not self.low < self.high:
+            raise ValueError(f"search space: {self.name}: needs low < high (or choices), got {self.low}, {self.high}")
+        if self.log and self.low <= 0:
+            raise ValueError(f"search space: {self.name}: a log-uniform range needs low > 0, got {self.low}")
+
+    @property
+    def integer(self) -> bool:
+        return isinstance(self.low, int) and isinstance(self.high, int) and not isinstance(self.low, bool)
+
+    def suggest(self, trial):
+        """This dimension's value for an Optuna ``trial``."""
+        if self.choices is not None:
+            return trial.suggest_categorical(self.name, list(self.choices))
+        if self.integer:
+            return trial.suggest_int(self.name, self.low, self.high, log=self.log)
+        return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log)
+
+    def contains(self, value) -> bool:
+        if self.choices is not None:
+            return value in self.choices
+        return isinstance(value, (int, float)) and self.low <= value <= self.high
+
+    def describe(self) -> str:
+        """E.g. ``learning_rate: log-uniform 0.01-0.3``, ``top_k: one of 5, 10, 20, None``."""
+        if self.choices is not None:
+            return f"{self.name}: one of {', '.join(map(str, self.choices))}"
+        kind = ("integer" if self.integer else "uniform") if not self.log else (
+            "log-uniform integer" if self.integer else "log-uniform")
+        return f"{self.name}: {kind} {self.low:g}-{self.high:g}"
+
+
+#: the engines' tree parameters. XGBoost grows trees leaf-wise here, as LightGBM does (see
+#: plboost.engines.xgboost), so both search ``num_leaves``; lambda_l2's default 0 is 1e-8 in the search.
+ENGINE_SPACES = {
+    "lightgbm": (
+        Dimension("learning_rate", 0.01, 0.3, log=True, default=0.1),
+        Dimension("num_leaves", 7, 255, log=True, default=31),
+        Dimension("min_data_in_leaf", 1, 200, log=True, default=20),
+        Dimension("feature_fraction", 0.4, 1.0, default=1.0),
+        Dimension("bagging_fraction", 0.4, 1.0, default=1.0),
+        Dimension("lambda_l2", 1e-8, 10.0, log=True, default=1e-8),
+    ),
+    "xgboost": (
+        Dimension("learning_rate", 0.01, 0.3, log=True, default=0.1),
+        Dimension("num_leaves", 7, 255, log=True, default=31),
+        Dimension("min_child_weight", 1e-3, 10.0, log=True, default=1.0),
+        Dimension("colsample_bytree", 0.4, 1.0, default=1.0),
+        Dimension("subsample", 0.4, 1.0, default=1.0),
+        Dimension("reg_lambda", 1e-8, 10.0, log=True, default=1.0),
+    ),
+}
+
+#: each objective's own parameters (plboost's, and the engines' ranking objectives')
+OBJECTIVE_SPACES = {
+    "plrank": (
+        Dimension("top_k", choices=(5, 10, 20, None), default=10),
+        Dimension("n_permutations", 1, 6, default=1),
+        Dimension("leaf_values", choices=("diagonal", "exact"), default="diagonal", engines=("lightgbm",)),
+    ),
+    "umart": (
+        Dimension("window", 1, 10, default=2),
+        Dimension("sigmoid", 0.5, 4.0, log=True, default=1.0),
+    ),
+    "urank": (),
+    "pl_partition": (),
+    "pl_lb": (),
+    "lambdarank": (Dimension("lambdarank_truncation_level", 5, 60, default=30),),
+    "rank_xendcg": (),
+    "regression": (),
+    "rank:ndcg": (),
+    "rank:pairwise": (),
+}
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The dimensions searched for one configuration: the engine's and the objective's."""
+
+    engine: tuple
+    objective: tuple
+
+    @property
+    def dimensions(self) -> tuple:
+        return self.engine + self.objective
+
+    def describe(self) -> list[str]:
+        return [d.describe() for d in self.dimensions]
+
+    def defaults(self, spec) -> dict:
+        """Trial 0: the untuned configuration's value of every dimension (the spec's own where it has one)."""
+        values = {}
+        for dimension in self.dimensions:
+            value = getattr(spec, dimension.name) if dimension.name in _SPEC_FIELDS else dimension.default
+            for candidate in (value, dimension.default):
+                if dimension.contains(candidate):
+                    values[dimension.name] = candidate
+                    break  # a dimension without a default inside its range is drawn by the sampler
+        return values
+
+
+def search_space(spec, overrides: dict | None = None) -> SearchSpace:
+    """The search space of ``spec``: its engine's dimensions and its objective's, less those the
+    configuration fixes, with ``overrides`` (``{table: {name: Dimension or None}}``, tables named after
+    engines and objectives; None drops the dimension) applied."""
+    overrides = overrides or {}
+    fixed = set(spec.objective_params) | set(spec.engine_params)
+    if spec.leaf_values != "diagonal":
+        fixed.add("leaf_values")
+
+    def resolve(table: str, declared) -> tuple:
+        dimensions = {d.name: d for d in declared if d.engines is None or spec.engine in d.engines}
+        for name, dimension in overrides.get(table, {}).items():
+            if dimension is None:
+                dimensions.pop(name, None)
+            else:
+                dimensions[name] = dimension
+        return tuple(d for name, d in dimensions.items() if name not in fixed)
+
+    if spec.objective not in OBJECTIVE_SPACES:
+        raise ValueError(f"no search space is declared for objective {spec.objective!r}; add one to "
+                         "plboost.tuning.OBJECTIVE_SPACES or give it in the TOML config's [tune.<objective>]")
+    return SearchSpace(resolve(spec.engine, ENGINE_SPACES[spec.engine]),
+                       resolve(spec.objective, OBJECTIVE_SPACES[spec.objective]))
+
+
+def apply_params(spec, space: SearchSpace, params: dict):
+    """``spec`` with a trial's ``params``: learning_rate, num_leaves and leaf_values as its fields, the other
+    engine dimensions in ``engine_params``, the objective's in ``objective_params``."""
+    engine_names = {d.name for d in space.engine}
+    fields, engine_params, objective_params = {}, dict(spec.engine_params), dict(spec.objective_params)
+    for name, value in params.items():
+        if name in _SPEC_FIELDS:
+            fields[name] = value
+        elif name in engine_names:
+            engine_params[name] = value
+        else:
+            objective_params[name] = value
+    if spec.engine == "lightgbm" and "bagging_fraction" in engine_params:
+        engine_params.setdefault("bagging_freq", 1)  # LightGBM bags only with bagging_freq > 0
+    return replace(spec, engine_params=engine_params, objective_params=objective_params, **fields)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How :func:`plboost.experiment.compare` tunes: ``n_trials`` per configuration and split, the TPE
+    ``seed`` (repeat r searches with ``seed + r``), the early stopping of every trial where the
+    configuration has none, and ``overrides`` of the search spaces (see :func:`search_space`)."""
+
+    n_trials: int
+    seed: int = 0
+    early_stopping: int = 30
+    overrides: dict = field(default_factory=dict)
+    #: Optuna's median pruner: trials before it prunes, and rounds of each trial before it may prune
+    pruner_startup_trials: int = 5
+    pruner_warmup_rounds: int = 10
+
+    def __post_init__(self):
+        if int(self.n_trials) < 1:
+            raise ValueError(f"tune: the number of trials must be at least 1, got {self.n_trials}")
+        if int(self.early_stopping) < 1:
+            raise ValueError(f"tune: early_stopping must be at least 1, got {self.early_stopping}")
+
+    def describe(self, metric: str) -> str:
+        return (f"tuned: {self.n_trials} trial(s) of TPE (seed {self.seed}) per configuration and split, trial 0 the "
+                f"untuned configuration, by validation {metric} with early stopping; test metrics of the best trial")
+
+    def provenance(self, space: SearchSpace) -> dict:
+        return {"n_trials": int(self.n_trials), "seed": int(self.seed), "early_stopping": int(self.early_stopping),
+                "space": space.describe(), "pruner": [self.pruner_startup_trials, self.pruner_warmup_rounds]}
+
+
+def import_optuna():
+    """Optuna, or a ValueError saying how to install it."""
+    try:
+        import optuna
+    except ImportError:
+        raise ValueError("tuning needs Optuna: pip install 'plboost[tune]' (or pip install optuna)") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def storage_url(out_dir) -> str:
+    """The SQLite database of a comparison's studies: ``<out_dir>/tuning.db``."""
+    path = Path(out_dir).resolve() / "tuning.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def study_name(dataset: str, split: str, label: str, repeat: int) -> str:
+    return f"{dataset} | {split} | {label} | repeat {repeat}"
+
+
+def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str, storage=None,
+           provenance: dict | None = None, progress: bool = False, log=None):
+    """Run (or continue) the study ``name`` for ``spec`` until it has ``tuning.n_trials`` finished trials;
+    return the study.
+
+    ``spec`` is the configuration with its early stopping set. Trials that finished (complete or pruned)
+    count; trials left running by a killed process are reported as interrupted and not counted. A study
+    in ``storage`` whose ``provenance`` differs is deleted and started again.
+    """
+    from .experiment import run
+
+    optuna = import_optuna()
+    # the number of trials is not part of a study's identity: a larger --tune continues the same search
+    if provenance is not None and "tuning" in provenance:
+        provenance = {**provenance, "tuning": {k: v for k, v in provenance["tuning"].items() if k != "n_trials"}}
+    study = _open_study(optuna, name, storage, provenance, log)
+    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)]
+    if not finished and not any(t.state == optuna.trial.TrialState.WAITING for t in study.trials):
+        study.enqueue_trial(space.defaults(spec))
+    # a resumed search draws from seed + trials so far: deterministic given where it stopped
+    study.sampler = optuna.samplers.TPESampler(seed=tuning.seed + len(study.trials),
+                                               n_startup_trials=min(10, max(2, tuning.n_trials // 3)))
+    metric = f"NDCG@{max(spec.eval_at)}"
+
+    def objective(trial):
+        trial_spec = apply_params(spec, space, {d.name: d.suggest(trial) for d in space.dimensions})
+
+        def report(round_, value):
+            trial.report(value, round_)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"validation {metric} {value:.4f} below the median at round {round_}")
+
+        result = run(trial_spec, train, valid, on_round=report)
+        trial.set_user_attr("best_iteration", result.model.trees_used)
+        return result.metrics[metric]
+
+    remaining = tuning.n_trials - len(finished)
+    if remaining > 0:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+            # a trial whose parameters an engine refuses fails alone; the search goes on
+            study.optimize(objective, n_trials=remaining, show_progress_bar=progress, catch=_trial_errors())
+    return study
+
+
+def _trial_errors() -> tuple:
+    import lightgbm
+
+    return (ValueError, lightgbm.basic.LightGBMError)  # XGBoostError is a ValueError
+
+
+def _open_study(optuna, name, storage, provenance, log):
+    pruner_settings = (provenance or {}).get("tuning", {}).get("pruner", [5, 10])
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=pruner_settings[0], n_warmup_steps=pruner_settings[1])
+    wanted = json.dumps(provenance, sort_keys=True) if provenance is not None else None
+    study = optuna.create_study(storage=storage, study_name=name, direction="maximize", pruner=pruner,
+                                load_if_exists=True)
+    recorded = study.user_attrs.get("provenance")
+    if storage is not None and study.trials and recorded != wanted:
+        if log:
+            log(f"{name}: the search recorded for other data, settings or versions is started again")
+        optuna.delete_study(study_name=name, storage=storage)
+        study = optuna.create_study(storage=storage, study_name=name, direction="maximize", pruner=pruner)
+    if wanted is not None:
+        study.set_user_attr("provenance", wanted)
+    return study
+
+
+def best_trial(study, n_trials: int):
+    """The best complete trial among the study's first ``n_trials`` finished ones (a study may hold more,
+    from an earlier search with a larger budget)."""
+    import optuna
+
+    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE,
+                                                       optuna.trial.TrialState.PRUNED)][:n_trials]
+    complete = [t for t in finished if t.state == optuna.trial.TrialState.COMPLETE]
+    if not complete:
+        raise ValueError(f"{study.study_name}: no trial completed (all {len(finished)} were pruned or failed)")
+    return max(complete, key=lambda t: (t.value, -t.number))
+
+
+#: the columns of ``tuning.csv``
+TUNING_COLUMNS = ("dataset", "split", "configuration", "repeat", "trial", "params", "validation metric",
+                  "validation value", "best iteration", "seconds", "state")
+
+
+def trial_rows(study, *, dataset: str, split: str, configuration: str, repeat: int, metric: str) -> list[dict]:
+    """One row per trial of ``study`` (see :data:`TUNING_COLUMNS`); a trial left running by a process that
+    was stopped reads ``interrupted``."""
+    rows = []
+    for trial in study.trials:
+        state = trial.state.name.lower()
+        seconds = trial.duration.total_seconds() if trial.duration is not None else math.nan
+        rows.append({"dataset": dataset, "split": split, "configuration": configuration, "repeat": repeat,
+                     "trial": trial.number, "params": json.dumps(trial.params, sort_keys=True),
+                     "validation metric": metric, "validation value": trial.value,
+                     "best iteration": trial.user_attrs.get("best_iteration"), "seconds": seconds,
+                     "state": "interrupted" if state == "running" else state})
+    return rows
+
+
+def spaces_from_toml(table: dict, where: str) -> dict:
+    """Search-space overrides from a TOML ``[tune]`` table: ``[tune.<engine or objective>]`` tables whose keys
+    are parameter names and whose values are ``{low = .., high = .., log = true}``, ``{choices = [..]}``
+    (the string "none" stands for None) or ``false`` to leave the parameter out of the search.
+
+    >>> spaces_from_toml({"lightgbm": {"num_leaves": {"low": 15, "high": 63}, "lambda_l2": False},
+    ...                   "plrank": {"top_k": {"choices": [10, "none"]}}}, "runs.toml")["plrank"]["top_k"].choices
+    (10, None)
+    """
+    known = set(ENGINE_SPACES) | set(OBJECTIVE_SPACES)
+    overrides = {}
+    for name, entries in table.items():
+        if name not in known:
+            raise ValueError(f"{where} [tune.{name}]: not an engine or objective; known: {', '.join(sorted(known))}")
+        if not isinstance(entries, dict):
+            raise ValueError(f"{where} [tune.{name}]: expected a table of parameter = {{low, high}} entries")
+        declared = {d.name: d for d in ENGINE_SPACES.get(name, ()) + OBJECTIVE_SPACES.get(name, ())}
+        overrides[name] = {}
+        for parameter, value in entries.items():
+            context = f"{where} [tune.{name}] {parameter}"
+            if value is False:
+                overrides[name][parameter] = None
+                continue
+            if not isinstance(value, dict) or not (set(value) <= {"low", "high", "log", "choices", "default"}):
+                raise ValueError(f"{context}: expected false, {{low = .., high = .., log = true}} or "
+                                 "{choices = [..]}")
+            base = declared.get(parameter)
+            settings = dict(value)
+            if "choices" in settings:
+                settings["choices"] = tuple(None if c == "none" else c for c in settings["choices"])
+            default = settings.pop("default", base.default if base else None)
+            try:
+                overrides[name][parameter] = Dimension(parameter, default=default,
+                                                       engines=base.engines if base else None, **settings)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{context}: {error}") from None
+    return overrides
+
+
+def load_overrides(path) -> dict:
+    """The search-space overrides of a comparison's TOML config (its ``[tune]`` table; see
+    :func:`spaces_from_toml`); {} when it has none."""
+    import tomllib
+
+    path = Path(path)
+    with open(path, "rb") as handle:
+        try:
+            document = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: {error}") from None
+    return spaces_from_toml(document.get("tune", {}), str(path))

@@ -1,0 +1,194 @@
+"""Tuning with the same budget for every configuration (plboost.tuning, compare(..., tune=...))."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from plboost.data import write_synthetic_splits
+from plboost.data.layouts import find_layout
+from plboost.experiment import RunSpec, compare, parse_run, record_path_of
+from plboost.tuning import Dimension, Tuning, apply_params, search_space, spaces_from_toml
+
+optuna = pytest.importorskip("optuna")
+pytestmark = pytest.mark.engine
+
+
+@pytest.fixture(scope="module")
+def folds(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tune")
+    write_synthetic_splits(directory / "Fold1", n_queries=(40, 15, 15), seed=3)
+    return directory
+
+
+DEFAULTS = RunSpec(rounds=20, early_stopping=5)
+
+
+def _trials(comparison):
+    return [(row["configuration"], row["trial"], row["params"], row["state"]) for row in comparison.tuning_rows]
+
+
+def test_the_same_seed_gives_the_same_trials_and_another_seed_others(folds):
+    specs = [parse_run("plrank", DEFAULTS), parse_run("lambdarank", DEFAULTS)]
+    first = compare(specs, find_layout(folds), tune=Tuning(4, seed=7))
+    again = compare(specs, find_layout(folds), tune=Tuning(4, seed=7))
+    other = compare(specs, find_layout(folds), tune=Tuning(4, seed=8))
+    assert len(first.tuning_rows) == 8 and _trials(first) == _trials(again)
+    assert [r.metrics for r in first.results] == [r.metrics for r in again.results]  # the same best parameters
+    # trial 0 is the untuned configuration under every seed; the trials after it differ
+    assert _trials(first)[0] == _trials(other)[0]
+    assert [t[2] for t in _trials(first)[1:4]] != [t[2] for t in _trials(other)[1:4]]
+    assert "tuned: 4 trial(s) of TPE (seed 7)" in first.header()
+
+
+def test_the_test_file_is_not_read_during_the_search(folds, monkeypatch):
+    import plboost.data
+    import plboost.data.svmlight
+    import plboost.experiment
+
+    events = []
+    original_load, original_run = plboost.data.svmlight.load_svmlight, plboost.experiment.run
+
+    def spy_load(path, **kwargs):
+        events.append(("load", str(path)))
+        return original_load(path, **kwargs)
+
+    def spy_run(spec, train, valid=None, test=None, **kwargs):
+        events.append(("train", "with test" if test is not None else "no test"))
+        return original_run(spec, train, valid, test, **kwargs)
+
+    monkeypatch.setattr(plboost.data.svmlight, "load_svmlight", spy_load)
+    monkeypatch.setattr(plboost.data, "load_svmlight", spy_load)
+    monkeypatch.setattr(plboost.experiment, "run", spy_run)
+    specs = [parse_run("plrank", DEFAULTS), parse_run("urank", DEFAULTS)]
+    compare(specs, find_layout(folds), tune=Tuning(3), load_options={"cache": False})
+    test_path = str(find_layout(folds).splits[0].test)
+    test_loads = [i for i, event in enumerate(events) if event == ("load", test_path)]
+    searches = [i for i, event in enumerate(events) if event == ("train", "no test")]
+    assert len(searches) == 2 * 3 and len(test_loads) == 1
+    assert test_loads[0] > max(searches)  # read once, after every trial of every configuration
+    assert [e for e in events[test_loads[0]:] if e[0] == "train"] == [("train", "with test")] * 2
+
+
+def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkeypatch):
+    import plboost.experiment
+
+    original_run, calls = plboost.experiment.run, []
+
+    def interrupted(spec, train, valid=None, test=None, **kwargs):
+        calls.append(spec)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # Ctrl-C during trial 2
+        return original_run(spec, train, valid, test, **kwargs)
+
+    spec = parse_run("plrank", DEFAULTS)
+    monkeypatch.setattr(plboost.experiment, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5))
+    monkeypatch.setattr(plboost.experiment, "run", original_run)
+    lines = []
+    result = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5), log=lines.append)
+    trials = {row["trial"]: row for row in result.tuning_rows}
+    assert trials[2]["state"] == "fail"  # the interrupted trial, kept in tuning.csv
+    assert sorted(n for n, row in trials.items() if row["state"] in ("complete", "pruned")) == [0, 1, 3, 4, 5]
+    assert not any("started again" in line for line in lines)
+    result.save(tmp_path)
+    saved = pd.read_csv(tmp_path / "tuning.csv")
+    assert list(saved.columns) == ["dataset", "split", "configuration", "repeat", "trial", "params",
+                                   "validation metric", "validation value", "best iteration", "seconds", "state"]
+    assert len(saved) == 6
+    record = json.loads(record_path_of(tmp_path, spec.label, "Fold1").read_text())
+    best = saved[saved.trial == record["tuned"]["trial"]].iloc[0]
+    assert record["tuned"]["validation"] == pytest.approx(best["validation value"])
+    assert record["tuned"]["validation"] == saved[saved.state == "complete"]["validation value"].max()
+    # a rerun reuses the record; more trials continue the same search
+    again = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5))
+    assert again.runs == {"reuse": 1}
+    more = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(7))
+    assert more.runs == {"redo": 1} and len(more.tuning_rows) == 8
+
+
+def test_tuning_refuses_splits_without_validation(tmp_path):
+    from plboost.data import make_synthetic
+
+    (tmp_path / "data").mkdir()
+    make_synthetic(n_queries=20, seed=1).save_svmlight(tmp_path / "data" / "train.txt")
+    make_synthetic(n_queries=10, seed=2).save_svmlight(tmp_path / "data" / "test.txt")
+    layout = find_layout(tmp_path / "data")
+    assert layout.splits[0].valid is None
+    with pytest.raises(ValueError, match="tuning needs a validation file for every split"):
+        compare([RunSpec()], layout, tune=Tuning(2))
+
+
+def test_search_spaces_leave_out_what_a_configuration_fixes():
+    space = search_space(parse_run("plrank,n_permutations=3", RunSpec(engine_params={"lambda_l2": 1.0})))
+    names = [d.name for d in space.dimensions]
+    assert "n_permutations" not in names and "lambda_l2" not in names
+    assert {"learning_rate", "num_leaves", "top_k", "leaf_values"} <= set(names)
+    assert "leaf_values" not in [d.name for d in search_space(parse_run("plrank@xgboost", RunSpec())).dimensions]
+    assert search_space(parse_run("urank", RunSpec())).objective == ()
+    tuned = apply_params(parse_run("plrank", RunSpec()), space, {"learning_rate": 0.05, "top_k": None,
+                                                                  "bagging_fraction": 0.8, "leaf_values": "exact"})
+    assert (tuned.learning_rate, tuned.leaf_values, tuned.objective_params) == (0.05, "exact", {"top_k": None})
+    assert tuned.engine_params == {"bagging_fraction": 0.8, "bagging_freq": 1}
+    assert tuned.label == "plrank(top_k=None) [lightgbm, exact leaves]"
+
+
+def test_search_spaces_from_toml(tmp_path):
+    overrides = spaces_from_toml({"lightgbm": {"num_leaves": {"low": 15, "high": 63}, "lambda_l2": False},
+                                  "umart": {"window": {"choices": [1, 2]}}}, "runs.toml")
+    space = search_space(parse_run("umart", RunSpec()), overrides)
+    dims = {d.name: d for d in space.dimensions}
+    assert dims["num_leaves"] == Dimension("num_leaves", 15, 63, default=31) and "lambda_l2" not in dims
+    assert dims["window"].choices == (1, 2)
+    with pytest.raises(ValueError, match=r"runs.toml \[tune.lightgbm\] num_leaves: .*low < high"):
+        spaces_from_toml({"lightgbm": {"num_leaves": {"low": 63, "high": 15}}}, "runs.toml")
+    with pytest.raises(ValueError, match=r"\[tune.catboost\]: not an engine or objective"):
+        spaces_from_toml({"catboost": {}}, "runs.toml")
+
+
+def test_tuned_is_at_least_as_good_as_untuned_on_validation(shared_data):
+    from plboost.data import load_splits
+    from plboost.experiment import run
+
+    layout = find_layout(shared_data / "MQ2008")
+    split = layout.splits[0]
+    train, valid = load_splits(split.train, split.valid)
+    defaults = RunSpec(rounds=200, early_stopping=30)
+    specs = [parse_run("lambdarank", defaults), parse_run("plrank", defaults)]
+    tuned = compare(specs, layout, splits=["Fold1"], tune=Tuning(8))
+    for spec in specs:
+        untuned = run(spec, train, valid).metrics["NDCG@10"]
+        trials = [row for row in tuned.tuning_rows if row["configuration"] == spec.label]
+        best = max(row["validation value"] for row in trials if row["state"] == "complete")
+        assert trials[0]["validation value"] == pytest.approx(untuned, abs=1e-12)  # trial 0 is the untuned run
+        assert best >= untuned, spec.label
+
+
+def test_compare_tune_on_the_command_line(folds, tmp_path, capsys):
+    from plboost.cli import main
+
+    config = tmp_path / "runs.toml"
+    config.write_text('[[run]]\nobjective = "umart"\n\n[tune.umart]\nwindow = { choices = [1, 3] }\nsigmoid = false\n')
+    out = tmp_path / "out"
+    assert main(["compare", str(folds), "--config", str(config), "--tune", "3", "--rounds", "10", "--out", str(out),
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "tuned: 3 trial(s) of TPE (seed 0) per configuration and split" in printed
+    assert "at the best validation iteration" in printed
+    trials = pd.read_csv(out / "tuning.csv")
+    params = [json.loads(text) for text in trials["params"]]
+    assert {p["window"] for p in params} <= {1, 3}  # the untuned window=2 is outside this space: drawn
+    assert params[0]["learning_rate"] == 0.1 and params[0]["num_leaves"] == 31  # the rest of trial 0: untuned
+    assert all("sigmoid" not in p for p in params)
+    assert (out / "tuning.db").is_file()
+
+
+def test_a_missing_optuna_is_named(monkeypatch):
+    import sys
+
+    from plboost.tuning import import_optuna
+
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    with pytest.raises(ValueError, match=r"pip install 'plboost\[tune\]'"):
+        import_optuna()
