@@ -46,6 +46,8 @@ class Dimension:
     default: object = None
     #: engines whose runs search this dimension (None: every engine)
     engines: tuple | None = None
+    #: (name, value): searched only when that other parameter has that value (e.g. no bagging with exact leaves)
+    only_if: tuple | None = None
 
     def __post_init__(self):
         if self.choices is not None:
@@ -80,7 +82,8 @@ class Dimension:
             return f"{self.name}: one of {', '.join(map(str, self.choices))}"
         kind = ("integer" if self.integer else "uniform") if not self.log else (
             "log-uniform integer" if self.integer else "log-uniform")
-        return f"{self.name}: {kind} {self.low:g}-{self.high:g}"
+        condition = f" (when {self.only_if[0]} is {self.only_if[1]})" if self.only_if else ""
+        return f"{self.name}: {kind} {self.low:g}-{self.high:g}{condition}"
 
 
 #: the engines' tree parameters. XGBoost grows trees leaf-wise here, as LightGBM does (see
@@ -91,7 +94,8 @@ ENGINE_SPACES = {
         Dimension("num_leaves", 7, 255, log=True, default=31),
         Dimension("min_data_in_leaf", 1, 200, log=True, default=20),
         Dimension("feature_fraction", 0.4, 1.0, default=1.0),
-        Dimension("bagging_fraction", 0.4, 1.0, default=1.0),
+        # exact leaves (plboost.engines.exact_leaves) refuse bagging: a leaf's Newton step is over all documents
+        Dimension("bagging_fraction", 0.4, 1.0, default=1.0, only_if=("leaf_values", "diagonal")),
         Dimension("lambda_l2", 1e-8, 10.0, log=True, default=1e-8),
     ),
     "xgboost": (
@@ -139,6 +143,18 @@ class SearchSpace:
 
     def describe(self) -> list[str]:
         return [d.describe() for d in self.dimensions]
+
+    def sample(self, trial, spec) -> dict:
+        """A trial's parameters: the objective's dimensions first, then the engine's, each conditional one
+        only when its condition holds (given the values drawn so far, else the spec's)."""
+        params = {}
+        for dimension in self.objective + self.engine:
+            if dimension.only_if is not None:
+                name, value = dimension.only_if
+                if params.get(name, getattr(spec, name, None)) != value:
+                    continue
+            params[dimension.name] = dimension.suggest(trial)
+        return params
 
     def defaults(self, spec) -> dict:
         """Trial 0: the untuned configuration's value of every dimension (the spec's own where it has one)."""
@@ -269,7 +285,7 @@ def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str,
     metric = f"NDCG@{max(spec.eval_at)}"
 
     def objective(trial):
-        trial_spec = apply_params(spec, space, {d.name: d.suggest(trial) for d in space.dimensions})
+        trial_spec = apply_params(spec, space, space.sample(trial, spec))
 
         def report(round_, value):
             trial.report(value, round_)

@@ -134,6 +134,15 @@ def test_search_spaces_leave_out_what_a_configuration_fixes():
     assert tuned.label == "plrank(top_k=None) [lightgbm, exact leaves]"
 
 
+def test_exact_leaves_are_searched_without_bagging(folds):
+    spec = parse_run("plrank", DEFAULTS)
+    result = compare([spec], find_layout(folds), tune=Tuning(12, seed=1))
+    params = [json.loads(row["params"]) for row in result.tuning_rows]
+    assert {p["leaf_values"] for p in params} == {"diagonal", "exact"}  # both drawn in 12 trials
+    assert all("bagging_fraction" not in p for p in params if p["leaf_values"] == "exact")
+    assert all(row["state"] != "fail" for row in result.tuning_rows)
+
+
 def test_search_spaces_from_toml(tmp_path):
     overrides = spaces_from_toml({"lightgbm": {"num_leaves": {"low": 15, "high": 63}, "lambda_l2": False},
                                   "umart": {"window": {"choices": [1, 2]}}}, "runs.toml")
