@@ -34,3 +34,12 @@ def test_notebook_runs(path, shared_data, monkeypatch):
     images = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
               if o.output_type == "display_data" and "image/png" in o.get("data", {})]
     assert images, "every notebook draws at least one figure"
+
+
+def test_simulation_notebook_runs_its_short_grid_by_default():
+    """The full simulation takes about 20 to 25 minutes on 2 cores: it stays one switch away, off."""
+    path = next(path for path in NOTEBOOKS if path.name == "pl_partition_simulation.ipynb")
+    notebook = nbformat.read(path, as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert "\nFULL = False\n" in code and "PLBOOST_NOTEBOOK_FULL" in code
+    assert "RANKNET_LIMIT" in code, "RankNet is skipped where the script skips it"
