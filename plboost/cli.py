@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import errno
 import json
+import os
 import sys
 import tempfile
 import warnings
@@ -62,9 +64,22 @@ def _metric_list(text: str) -> list[str]:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
     return value
 
 
@@ -93,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--save-model", type=Path, metavar="PATH", help="save the model (engine's own format)")
     train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
     _add_evaluation_options(train)
+    _add_data_options(train)
     _add_common_options(train)
 
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
@@ -101,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--data", required=True, type=Path, help="SVMlight/LETOR file with qid or .query")
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
     _add_evaluation_options(evaluate)
+    _add_data_options(evaluate)
     _add_common_options(evaluate)
 
     compare = commands.add_parser(
@@ -146,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "randomization test too")
     _add_training_options(compare)
     _add_evaluation_options(compare)
+    _add_data_options(compare)
     _add_common_options(compare)
 
     summarize = commands.add_parser(
@@ -166,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "dataset (per_query.csv beside each result file, as compare --out writes), "
                                 "Holm-adjusted over the pairs of methods, p < --alpha")
     summarize.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    _add_debug_option(summarize)
 
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
@@ -214,6 +233,50 @@ def _add_evaluation_options(parser):
 def _add_common_options(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--no-cache", action="store_true", help="do not use or write the parsed-file cache")
+    _add_debug_option(parser)
+
+
+def _add_debug_option(parser):
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+
+
+def _add_data_options(parser):
+    parser.add_argument("--max-label", type=_non_negative_int, default=30, metavar="N",
+                        help="largest relevance label accepted in data files (default 30, LightGBM's label_gain)")
+    parser.add_argument("--zero-based", action="store_true",
+                        help="feature indices in data files start at 0 (default: at 1, the LETOR convention)")
+
+
+def _load_options(args) -> dict:
+    """Options of plboost.data.load_svmlight from the command line."""
+    return {"cache": not args.no_cache, "progress": not args.quiet, "max_label": args.max_label,
+            "zero_based": args.zero_based}
+
+
+def check_output_path(path: Path | None, inputs, option: str, *, directory: bool = False) -> None:
+    """Refuse, before any training, an output path that cannot be written or that is one of the inputs."""
+    if path is None:
+        return
+    resolved = path.resolve()
+    for given in inputs:
+        if given is not None and Path(given).resolve() == resolved:
+            raise ValueError(f"{option} {path} is one of the input files; it would be overwritten")
+    try:
+        if directory:
+            if path.exists() and not path.is_dir():
+                raise ValueError(f"{option} {path} is a file; give a directory")
+            path.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()
+        else:
+            if path.is_dir():
+                raise ValueError(f"{option} {path} is a directory; give a file name")
+            existed = path.exists()
+            with open(path, "a"):
+                pass
+            if not existed:
+                path.unlink()
+    except OSError as error:  # root passes os.access checks, so try for real
+        raise ValueError(f"{option} {path} cannot be written ({error.strerror or error})") from None
 
 
 def main(argv=None) -> int:
@@ -227,9 +290,36 @@ def main(argv=None) -> int:
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "compare": _compare, "summarize": _summarize,
                     "demo": _demo}[args.command](args)
-    except (ValueError, FileNotFoundError, TypeError) as error:
-        print(f"plboost {args.command}: error: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"plboost {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        message = failure_message(error)
+        if message is None or args.debug:
+            raise
+        print(f"plboost {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def failure_message(error: BaseException) -> str | None:
+    """One line for an error a user can cause (bad input, a path that cannot be read or written, a full
+    disk, too little memory, an engine refusing a parameter); None for a bug, which keeps its traceback."""
+    import lightgbm
+
+    if isinstance(error, OSError) and not isinstance(error, FileNotFoundError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        return f"no space left on the device ({error})"
+    if isinstance(error, MemoryError):
+        return (f"out of memory ({str(error) or 'no detail'}): try smaller data, sparse input (dense=False in Python) or a "
+                "machine with more memory")
+    if isinstance(error, lightgbm.basic.LightGBMError):
+        return f"LightGBM: {error}"
+    if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError)):
+        return str(error)
+    return None
 
 
 def _metric_columns(eval_at) -> list[str]:
@@ -252,13 +342,15 @@ def _train(args) -> int:
     spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
+    inputs = [*args.train, args.valid, args.test]
+    check_output_path(args.save_model, inputs, "--save-model")
+    check_output_path(args.out, [*inputs, args.save_model], "--out")
     if args.dask_scheduler or args.dask_local:
         result = _train_on_dask(args, spec)
     else:
         if len(args.train) > 1:
             raise ValueError("several --train files need Dask (--dask-local N or --dask-scheduler ADDRESS)")
-        train, valid, test = load_splits(args.train[0], args.valid, args.test, cache=not args.no_cache,
-                                         progress=not args.quiet)
+        train, valid, test = load_splits(args.train[0], args.valid, args.test, **_load_options(args))
         result = run(spec, train, valid, test, progress=not args.quiet)
     _print_result(result)
     if args.save_model:
@@ -289,7 +381,8 @@ def _train_on_dask(args, spec):
     try:
         with client.as_current():  # any other client of this process must not receive the work
             return run_dask(spec, client, args.train, args.valid, args.test,
-                            load_options={"cache": not args.no_cache})
+                            load_options={key: value for key, value in _load_options(args).items()
+                                          if key != "progress"})
     finally:
         client.close()
         if cluster is not None:
@@ -301,9 +394,9 @@ def _evaluate(args) -> int:
     from .engines import load_model
     from .experiment import RunSpec, evaluate_scores, format_table
 
+    check_output_path(args.out, [args.model, args.data], "--out")
     model = load_model(args.model)
-    data = load_svmlight(args.data, n_features=model.n_features, cache=not args.no_cache,
-                         progress=not args.quiet)
+    data = load_svmlight(args.data, n_features=model.n_features, **_load_options(args))
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
@@ -332,6 +425,7 @@ def _compare(args) -> int:
     if args.plot and not args.out:
         raise ValueError("--plot needs --out (the PNG is written there)")
     choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
+    check_output_path(args.out, [], "--out", directory=True)
     tune = None
     if args.tune:
         from .tuning import Tuning, load_overrides
@@ -348,7 +442,7 @@ def _compare(args) -> int:
         out = None if args.out is None else (args.out / name if len(layouts) > 1 else args.out)
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
-                         load_options={"cache": not args.no_cache, "progress": not args.quiet})
+                         load_options=_load_options(args))
         comparisons.append(result)
         significance = _print_comparison(result, args.baseline)
         if out:
@@ -391,6 +485,7 @@ def _print_comparison(result, baseline=None):
 def _summarize(args) -> int:
     from .winning import load_results, summarize
 
+    check_output_path(args.out, args.results, "--out")
     results = load_results(args.results)
     significant = None
     if args.significant:

@@ -8,8 +8,11 @@ The driver behind ``plboost train``, ``compare`` and ``demo``. Metrics are compu
 from __future__ import annotations
 
 import csv
+import difflib
+import functools
 import inspect
 import json
+import math
 import platform
 import re
 import tomllib
@@ -59,6 +62,12 @@ class RunSpec:
             raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {self.leaf_values!r}")
         if int(self.repeat) < 0:
             raise ValueError(f"repeat must be >= 0, got {self.repeat}")
+        if not math.isfinite(float(self.learning_rate)):
+            raise ValueError(f"learning_rate must be a finite positive number, got {self.learning_rate}")
+        self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
+        check_engine_params(self.engine, self.engine_params)
+        if self.engine == "lightgbm" and self.objective in engines.BUILTIN_OBJECTIVES["lightgbm"]:
+            check_engine_params(self.engine, self.objective_params, what="parameter of " + self.objective)
 
     @property
     def seeded_objective_params(self) -> dict:
@@ -77,6 +86,77 @@ class RunSpec:
         params = ", ".join(f"{k}={v}" for k, v in self.objective_params.items())
         engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
         return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
+
+
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
+    """The parameters of a plboost objective, checked against its constructor before anything trains:
+    unknown names are refused with the valid ones listed, booleans accept only true/false/yes/no/1/0, and
+    text given for a number is refused naming the parameter. Returns them with booleans converted.
+
+    >>> checked_objective_params("plrank", "lightgbm", {"skip_uniform_queries": "no", "top_k": 5})
+    {'skip_uniform_queries': False, 'top_k': 5}
+    """
+    cls = OBJECTIVES.get(objective)
+    if cls is None:
+        for other, names in engines.BUILTIN_OBJECTIVES.items():
+            if objective in names and other != engine:
+                raise ValueError(f"{objective} is an objective of {other}, not {engine}: add --engine {other} "
+                                 f"(or write it {objective}@{other} in compare --run)")
+        return dict(params)
+    signature = inspect.signature(cls.__init__).parameters
+    valid = [name for name in signature if name != "self"]
+    checked = {}
+    for name, value in params.items():
+        if name not in signature:
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"unknown parameter {name!r} of {objective}{hint}; its parameters are {', '.join(valid)}")
+        kinds = {part.strip() for part in str(signature[name].annotation).split("|")}
+        checked[name] = _checked_value(objective, name, value, kinds)
+    return checked
+
+
+def _checked_value(objective: str, name: str, value, kinds: set):
+    where = f"{objective} parameter {name}={value!r}"
+    if value is None:
+        return value
+    if "bool" in kinds and not isinstance(value, bool):
+        word = str(value).strip().lower()
+        if word in _BOOLEAN_WORDS and not ({"int", "float"} & kinds and isinstance(value, (int, float))):
+            return _BOOLEAN_WORDS[word]
+        if not ({"int", "float", "str"} & kinds):
+            raise ValueError(f"{where}: expected true or false (also yes/no, 1/0)")
+    if isinstance(value, str) and "str" not in kinds and ({"int", "float", "bool"} & kinds):
+        expected = "an integer" if "int" in kinds else "a number" if "float" in kinds else "true or false"
+        raise ValueError(f"{where}: expected {expected}")
+    return value
+
+
+def check_engine_params(engine: str, params: dict, *, what: str = "engine parameter") -> None:
+    """Refuse LightGBM parameters LightGBM does not know (it would ignore them with a warning), naming the
+    closest known one. XGBoost's own warning names the parameters it does not use."""
+    if engine != "lightgbm" or not params:
+        return
+    known = _lightgbm_parameter_names()
+    for name in params:
+        if known and name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ValueError(f"unknown LightGBM {what} {name!r}{hint} (see LightGBM's Parameters page)")
+
+
+@functools.cache
+def _lightgbm_parameter_names() -> frozenset:
+    try:
+        from lightgbm.basic import _ConfigAliases
+
+        aliases = _ConfigAliases._get_all_param_aliases()
+    except Exception:  # a LightGBM without the list: leave the parameters to LightGBM
+        return frozenset()
+    return frozenset(aliases) | {alias for names in aliases.values() for alias in names}
 
 
 @dataclass

@@ -119,3 +119,22 @@ def run_benchmark(args, layout, out: Path, name: str) -> int:
     result.save(out, significance)
     result.plot(out / "validation_ndcg.png")
     return 0
+
+
+def guarded(main) -> int:
+    """Run a script's ``main``: a user's error (a missing directory, a bad option value) is one line and exit
+    status 2, Ctrl-C is one line and 130, as for the plboost command."""
+    from plboost.cli import failure_message
+
+    name = Path(sys.argv[0]).name
+    try:
+        return main()
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        message = failure_message(error)
+        if message is None:
+            raise
+        print(f"{name}: error: {message}", file=sys.stderr)
+        return 2

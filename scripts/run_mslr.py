@@ -10,7 +10,7 @@ per-run records in --out (default results/<directory name>); rerunning skips the
 import sys
 from pathlib import Path
 
-from paper_runs import parser, run_benchmark
+from paper_runs import guarded, parser, run_benchmark
 
 from plboost.data.layouts import find_layout
 
@@ -23,4 +23,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

@@ -11,7 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from paper_runs import parser, run_benchmark
+from paper_runs import guarded, parser, run_benchmark
 
 from plboost.data.layouts import find_layout
 
@@ -34,4 +34,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

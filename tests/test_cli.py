@@ -1,7 +1,9 @@
 """The plboost command: train, evaluate, demo, and its errors."""
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from plboost.cli import main, parse_assignment
@@ -70,7 +72,7 @@ def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     (["train", "--train", "missing.txt", "--quiet"], "missing.txt"),
     (["train", "--train", "{train}", "--objective", "listnet", "--quiet"], "unknown objective 'listnet'"),
     (["train", "--train", "{train}", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"],
-     "unknown objective 'lambdarank' for xgboost"),
+     "lambdarank is an objective of lightgbm, not xgboost: add --engine lightgbm"),
     (["train", "--train", "{train}", "--param", "top_k=0", "--quiet"], "top_k must be a positive integer"),
     (["train", "--train", "{train}", "--early-stopping", "5", "--quiet"], "--early-stopping needs --valid"),
     (["evaluate", "--model", "{train}", "--data", "{train}", "--quiet"], "is not a LightGBM model file"),
@@ -145,3 +147,90 @@ def test_demo_prints_the_comparison_table(tmp_path, capsys):
     saved = json.loads((tmp_path / "results" / "results.json").read_text())
     assert len(saved["results"]) == 6
     assert (tmp_path / "data" / "train.txt").is_file()
+
+
+# --------------------------------------------------------------------------------------------------
+# failures: one line and exit status 2 (130 for Ctrl-C), and nothing trained before an output is checked
+
+@pytest.mark.parametrize("error, status, message", [
+    (KeyboardInterrupt(), 130, "plboost compare: interrupted"),
+    (MemoryError(), 2, "plboost compare: error: out of memory (no detail): try smaller data, sparse input"),
+    (OSError(28, "No space left on device", "/tmp/out/results.csv"), 2,
+     "plboost compare: error: /tmp/out/results.csv: No space left on device"),
+    (PermissionError(13, "Permission denied", "/data/x.txt"), 2, "plboost compare: error: /data/x.txt: Permission denied"),
+])
+def test_failures_are_one_line(synthetic_folds, monkeypatch, capsys, error, status, message):
+    import plboost.experiment
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(plboost.experiment, "compare", fail)
+    assert main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"]) == status
+    err = capsys.readouterr().err
+    assert err.strip() == message.strip() or err.startswith(message), err
+    assert "Traceback" not in err
+    with pytest.raises(type(error)):  # --debug shows the traceback
+        main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet", "--debug"])
+
+
+def test_a_bug_keeps_its_traceback(synthetic_folds, monkeypatch):
+    import plboost.experiment
+
+    def fail(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(plboost.experiment, "compare", fail)
+    with pytest.raises(ZeroDivisionError):
+        main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"])
+
+
+def test_outputs_are_checked_before_training(synthetic_folds, tmp_path, monkeypatch, capsys):
+    import plboost.experiment
+
+    trained = []
+    monkeypatch.setattr(plboost.experiment, "run", lambda *a, **k: trained.append(1))
+    train = synthetic_folds / "Fold1" / "train.txt"
+    for argv in (["--out", str(train)], ["--save-model", str(tmp_path)], ["--out", str(tmp_path / "no" / "r.json")],
+                 ["--save-model", str(tmp_path / "m.txt"), "--out", str(tmp_path / "m.txt")]):
+        assert main(["train", "--train", str(train), "--quiet", *argv]) == 2
+    assert not trained
+    assert not (tmp_path / "m.txt").exists()  # the probe leaves nothing behind
+
+
+def test_parameter_values_are_named_and_booleans_strict(synthetic_folds, tmp_path):
+    from plboost.experiment import RunSpec, parse_run
+
+    assert parse_run("plrank,skip_uniform_queries=no", RunSpec()).objective_params == {"skip_uniform_queries": False}
+    assert parse_run("plrank,compress_contexts=0", RunSpec()).objective_params == {"compress_contexts": False}
+    assert parse_run("plrank,compress_contexts=yes", RunSpec()).objective_params == {"compress_contexts": True}
+    train = synthetic_folds / "Fold1" / "train.txt"
+    out = tmp_path / "r.json"
+    assert main(["train", "--train", str(train), "--rounds", "2", "--param", "skip_uniform_queries=no",
+                 "--out", str(out), "--quiet"]) == 0
+    assert json.loads(out.read_text())["objective_params"]["skip_uniform_queries"] is False
+
+
+def test_max_label_and_zero_based_reach_the_loader(tmp_path, capsys):
+    data = tmp_path / "train.txt"
+    rng = np.random.default_rng(0)
+    data.write_text("40 qid:1 0:0.5 1:0.1\n" + "".join(f"{rng.integers(0, 4)} qid:{2 + i // 10} 0:{rng.random():.3f} "
+                                                        f"1:{rng.random():.3f}\n" for i in range(200)))
+    assert main(["train", "--train", str(data), "--rounds", "2", "--quiet"]) == 2
+    assert "label 40 exceeds max_label=30" in capsys.readouterr().err
+    assert main(["train", "--train", str(data), "--rounds", "2", "--quiet", "--max-label", "40"]) == 2
+    assert "feature index 0" in capsys.readouterr().err
+    gains = ",".join(str(2 ** min(label, 20) - 1) for label in range(41))  # LightGBM's NDCG needs a gain per label
+    assert main(["train", "--train", str(data), "--rounds", "2", "--quiet", "--max-label", "40", "--zero-based",
+                 "--engine-param", f"label_gain=[{gains}]", "--g-max", "40"]) == 0
+
+
+def test_run_scripts_report_a_missing_directory_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "run_mslr.py"
+    completed = subprocess.run([sys.executable, str(script), str(tmp_path / "missing")], capture_output=True,
+                               text=True, timeout=120)
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == f"run_mslr.py: error: dataset directory {tmp_path / 'missing'} does not exist"
