@@ -314,11 +314,7 @@ def load_config(path, defaults: RunSpec) -> list[RunSpec]:
         engine = "xgboost"
     """
     path = Path(path)
-    with open(path, "rb") as handle:
-        try:
-            document = tomllib.load(handle)
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path}: {error}") from None
+    document = read_toml(path)
     unknown = set(document) - {"defaults", "run", "tune"}
     if unknown:
         raise ValueError(f"{path}: unknown tables {sorted(unknown)}; expected [defaults], [[run]] and [tune.*] "
@@ -336,6 +332,15 @@ def load_config(path, defaults: RunSpec) -> list[RunSpec]:
         params = table.pop("params", {})
         specs.append(replace(base, objective_params=dict(params), **_spec_fields(table, where)))
     return specs
+
+
+def read_toml(path) -> dict:
+    """A TOML file as a dict; a syntax error names the file."""
+    with open(path, "rb") as handle:
+        try:
+            return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: {error}") from None
 
 
 def _spec_fields(table: dict, where: str) -> dict:

@@ -204,23 +204,19 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
     _check_alpha(alpha)
     means = query_means(per_query)
     metrics = _check_metrics(means, metrics)
-    rows = []
-    for dataset, of_dataset in means.groupby("dataset", sort=False):
-        configurations = list(dict.fromkeys(of_dataset["configuration"]))
+
+    def against_baseline(dataset, configurations):
         if baseline not in configurations:
             raise ValueError(f"baseline {baseline!r} has no results on dataset {dataset!r}; its configurations are "
                              f"{', '.join(map(repr, configurations))}")
-        others = [c for c in configurations if c != baseline]
-        for metric in [m for m in metrics if m in set(of_dataset["metric"])]:
-            values, present = _metric_grid(of_dataset, metric, configurations)
-            for configuration in others:
-                where = f"{configuration} vs {baseline} on {dataset} ({metric})"
-                ours, theirs = _pairs(values, present, configuration, baseline, where)
-                result = _test_pairs(ours, theirs, tests, n_resamples, seed, where)
-                for test in tests:
-                    rows.append({"dataset": dataset, "configuration": configuration, "baseline": baseline,
-                                 "metric": metric, "n_queries": ours.size, "mean_difference": result["mean_difference"],
-                                 "p_value": result[test], "test": test})
+        return [(c, baseline) for c in configurations if c != baseline]
+
+    rows = []
+    for dataset, metric, configuration, _, n_queries, result in _compared(means, metrics, against_baseline, tests,
+                                                                          n_resamples, seed):
+        rows += [{"dataset": dataset, "configuration": configuration, "baseline": baseline, "metric": metric,
+                  "n_queries": n_queries, "mean_difference": result["mean_difference"], "p_value": result[test],
+                  "test": test} for test in tests]
     columns = ["dataset", "configuration", "baseline", "metric", "n_queries", "mean_difference", "p_value",
                "p_adjusted", "test"]
     table = pd.DataFrame(rows, columns=columns)
@@ -250,18 +246,11 @@ def pairwise_significance(per_query: pd.DataFrame, *, metrics=None, test: str = 
     _check_alpha(alpha)
     means = query_means(per_query)
     metrics = _check_metrics(means, metrics)
-    rows = []
-    for dataset, of_dataset in means.groupby("dataset", sort=False):
-        configurations = list(dict.fromkeys(of_dataset["configuration"]))
-        for metric in [m for m in metrics if m in set(of_dataset["metric"])]:
-            values, present = _metric_grid(of_dataset, metric, configurations)
-            for first, second in combinations(configurations, 2):
-                where = f"{first} vs {second} on {dataset} ({metric})"
-                ours, theirs = _pairs(values, present, first, second, where)
-                result = _test_pairs(ours, theirs, [test], n_resamples, seed, where)
-                rows.append({"dataset": dataset, "metric": metric, "configuration": first, "other": second,
-                             "n_queries": ours.size, "mean_difference": result["mean_difference"],
-                             "p_value": result[test]})
+    rows = [{"dataset": dataset, "metric": metric, "configuration": first, "other": second, "n_queries": n_queries,
+             "mean_difference": result["mean_difference"], "p_value": result[test]}
+            for dataset, metric, first, second, n_queries, result in _compared(
+                means, metrics, lambda dataset, configurations: list(combinations(configurations, 2)), [test],
+                n_resamples, seed)]
     columns = ["dataset", "metric", "configuration", "other", "n_queries", "mean_difference", "p_value",
                "p_adjusted", "test", "alpha", "better"]
     table = pd.DataFrame(rows, columns=columns[:7])
@@ -300,6 +289,21 @@ def _check_metrics(means: pd.DataFrame, metrics) -> list[str]:
     if missing:
         raise ValueError(f"no per-query values for metric(s) {missing}; the table has {available}")
     return metrics
+
+
+def _compared(means: pd.DataFrame, metrics, pairs_of, tests, n_resamples: int, seed: int):
+    """For each dataset, metric and pair ``pairs_of(dataset, configurations)`` gives: (dataset, metric, first,
+    second, number of query pairs, the result of :func:`_test_pairs`)."""
+    for dataset, of_dataset in means.groupby("dataset", sort=False):
+        configurations = list(dict.fromkeys(of_dataset["configuration"]))
+        pairs = pairs_of(dataset, configurations)
+        for metric in [m for m in metrics if m in set(of_dataset["metric"])]:
+            values, present = _metric_grid(of_dataset, metric, configurations)
+            for first, second in pairs:
+                where = f"{first} vs {second} on {dataset} ({metric})"
+                ours, theirs = _pairs(values, present, first, second, where)
+                yield dataset, metric, first, second, ours.size, _test_pairs(ours, theirs, tests, n_resamples, seed,
+                                                                             where)
 
 
 def _metric_grid(of_dataset: pd.DataFrame, metric: str, configurations: list) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -403,12 +403,6 @@ def spaces_from_toml(table: dict, where: str) -> dict:
 def load_overrides(path) -> dict:
     """The search-space overrides of a comparison's TOML config (its ``[tune]`` table; see
     :func:`spaces_from_toml`); {} when it has none."""
-    import tomllib
+    from .experiment import read_toml
 
-    path = Path(path)
-    with open(path, "rb") as handle:
-        try:
-            document = tomllib.load(handle)
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path}: {error}") from None
-    return spaces_from_toml(document.get("tune", {}), str(path))
+    return spaces_from_toml(read_toml(path).get("tune", {}), str(path))
