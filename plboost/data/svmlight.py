@@ -3,8 +3,9 @@
 A data line is ``label qid:Q i:v i:v ... # comment``: an integer relevance label, the query id, then
 features as ``index:value`` pairs with strictly increasing indices (absent features are 0). Text from
 ``#`` to the end of the line is a comment; comment-only and blank lines hold no document. Files may be
-gzip-compressed and may use CRLF line endings. Files without a ``qid:`` column (LightGBM's examples) give
-their query sizes in a separate ``.query`` file, one size per line.
+gzip-compressed; lines may end in LF, CRLF or CR (old Mac files), even mixed, and a UTF-8 byte-order mark at
+the start is skipped. Files without a ``qid:`` column (LightGBM's examples) give their query sizes in a
+separate ``.query`` file, one size per line.
 
 The parsing itself is scikit-learn's (:func:`sklearn.datasets.load_svmlight_file`), run on chunks of whole
 lines; everything it does not check is checked here, and every error names the file and line.
@@ -17,6 +18,9 @@ import errno
 import gzip
 import io
 import itertools
+import numbers
+import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +39,14 @@ from . import cache as _cache
 # growth of the query-id array (quadratic in the lines of one call) negligible.
 _CHUNK_BYTES = 16 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16 LE, BE; UTF-32 BE (LE starts as UTF-16 LE)
+#: tokens longer than this are cut in messages
+_SHOWN_BYTES = 60
+#: with max_dense_gib="auto", a dense X above this many GiB is refused when less than _SPARSE_FILL of its cells
+#: are given in the file: a stray large feature index, or data that should be read sparse
+_SPARSE_DENSE_GIB = 1.0
+_SPARSE_FILL = 0.01
 
 
 class DataFormatError(ValueError):
@@ -186,7 +198,7 @@ class RankingData:
 
 def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dtype=np.float32,
                   zero_based: bool = False, max_label: int | None = DEFAULT_MAX_LABEL, query_file="auto",
-                  cache: bool = True, progress: bool = False) -> RankingData:
+                  cache: bool = True, progress: bool = False, max_dense_gib="auto") -> RankingData:
     """Read a ranking file in SVMlight/LETOR format (plain or gzip-compressed).
 
     Parameters
@@ -214,6 +226,11 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
         :mod:`plboost.data.cache`), and store them after parsing.
     progress : bool, default=False
         Show a progress bar over the bytes read (compressed bytes for a ``.gz`` file).
+    max_dense_gib : float, "auto" or None, default="auto"
+        Largest dense ``X`` accepted, in GiB (2**30 bytes); a larger one is refused before it is allocated,
+        suggesting ``dense=False``. "auto": the machine's physical memory, and 1 GiB for a matrix of which
+        less than 1% of the cells are given in the file (typically a stray large feature index); None: no
+        limit. Sparse input (``dense=False``) has no limit.
 
     Returns
     -------
@@ -223,6 +240,8 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
     ------
     FileNotFoundError
         The file, or a query file named by ``query_file``, does not exist.
+    IsADirectoryError
+        The file, or a query file named by ``query_file``, is a directory.
     DataFormatError
         The file is malformed; the message and the ``path`` and ``line`` attributes say where. Refused:
         tokens that are not ``index:value`` numbers, a missing or non-numeric label, labels that are
@@ -230,31 +249,40 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
         and means missing), a ``qid:`` on some lines but not others, a query id that reappears after
         another query (ids need not be sorted, but each query's lines must be contiguous), a feature index
         beyond ``n_features`` (or 0 in a 1-based file), no data lines at all, no ``qid:`` column and no
-        query file, and query files whose sizes are not positive integers summing to the number of rows.
+        query file, query files whose sizes are not positive integers summing to the number of rows, text in
+        UTF-16 or UTF-32, a path that is not a regular file (a pipe, a device), and a dense ``X`` above
+        ``max_dense_gib``.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(errno.ENOENT, "no such ranking data file", str(path))
+    _check_is_file(path, "ranking data file")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    auto = isinstance(max_dense_gib, str) and max_dense_gib == "auto"
+    number = isinstance(max_dense_gib, numbers.Real) and not isinstance(max_dense_gib, (bool, np.bool_))
+    if not (max_dense_gib is None or auto or (number and max_dense_gib > 0)):
+        raise ValueError(f"max_dense_gib must be a positive number, 'auto' or None, got {max_dense_gib!r}")
     query_path = _find_query_file(path, query_file)
 
-    options = dict(n_features=n_features, dense=dense, dtype=dtype.str, zero_based=zero_based,
-                   max_label=max_label,
-                   query_file=None if query_path is None else _cache.file_identity(query_path))
-    key = _cache.entry_key(path, options) if cache else None
+    def current_key() -> str:
+        options = dict(n_features=n_features, dense=dense, dtype=dtype.str, zero_based=zero_based,
+                       max_label=max_label,
+                       query_file=None if query_path is None else _cache.file_identity(query_path))
+        return _cache.entry_key(path, options)
+
+    key = current_key() if cache else None
     if key is not None:
-        data = _cache.read_entry(key, lambda arrays: _from_arrays(arrays, path))
+        data = _cache.read_entry(key, lambda arrays: _from_arrays(arrays, path, dense=dense, dtype=dtype))
         if data is not None:
             return data
+        digests = _cache.racy_digests([path] if query_path is None else [path, query_path])
 
     data = _Parser(path, n_features=n_features, dense=dense, dtype=dtype, zero_based=zero_based,
-                   max_label=max_label).parse(query_path, progress=progress)
-    if key is not None and key == _cache.entry_key(path, options):  # unchanged while it was parsed
-        _cache.write_entry(key, _to_arrays(data))
+                   max_label=max_label, max_dense_gib=max_dense_gib).parse(query_path, progress=progress)
+    if key is not None and key == current_key():  # unchanged while it was parsed
+        _cache.write_entry(key, _to_arrays(data), digests)
     return data
 
 
@@ -273,11 +301,13 @@ def load_splits(*paths, **options) -> list[RankingData | None]:
 class _Parser:
     """One pass over a file: chunks parsed by scikit-learn, then validated; errors located by line."""
 
-    def __init__(self, path: Path, *, n_features, dense, dtype, zero_based, max_label):
+    def __init__(self, path: Path, *, n_features, dense, dtype, zero_based, max_label, max_dense_gib="auto"):
         self.path, self.n_features, self.dense, self.dtype = path, n_features, dense, dtype
-        self.zero_based, self.max_label = zero_based, max_label
+        self.zero_based, self.max_label, self.max_dense_gib = zero_based, max_label, max_dense_gib
         self.has_qid: bool | None = None  # decided by the first data line
         self.chunk_rows: list[int] = []
+        self.n_rows = self.n_values = 0  # documents and stored values of the chunks parsed so far
+        self.widest: tuple[int, int, int, int] | None = None  # (width, chunk, row in it, index) of the largest index
 
     def parse(self, query_path: Path | None, *, progress: bool) -> RankingData:
         pieces = []  # (features, labels, per-row query ids) of each chunk that holds documents
@@ -322,7 +352,7 @@ class _Parser:
                     raise DataFormatError(self.path, line, problem) from exc
             last_line = first_line + chunk.count(b"\n")
             raise DataFormatError(self.path, None, f"scikit-learn cannot parse lines {first_line}-{last_line}: "
-                                                   f"{exc}") from exc
+                                                   f"{_cut(str(exc))}") from exc
         n_rows = X.shape[0]
         if n_rows == 0:
             return None
@@ -357,13 +387,49 @@ class _Parser:
                                  "infinite values are not accepted (write nan for a missing value)")
 
         width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
+        if self.n_features is None and columns.size and (self.widest is None or width > self.widest[0]):
+            k = int(np.argmax(columns))
+            self.widest = (width, len(self.chunk_rows), _row_of_entry(X.indptr, k), int(X.indices[k]))
+        self.n_rows += n_rows
+        self.n_values += X.data.size
+        if self.dense:
+            self._check_dense_size(chunk, first_line)
         block = sp.csr_matrix((X.data, columns, X.indptr), shape=(n_rows, width))
         return (block.toarray() if self.dense else block), labels, row_qids
 
+    def _check_dense_size(self, chunk: bytes, first_line: int) -> None:
+        """Refuse, before allocating it, a dense X of the documents so far that is above ``max_dense_gib``."""
+        width = self.n_features or (self.widest[0] if self.widest else 0)
+        gib = self.n_rows * width * self.dtype.itemsize / 2**30
+        if self.max_dense_gib is None:
+            return
+        if self.max_dense_gib == "auto":
+            memory = _memory_gib()
+            fill = self.n_values / max(1, self.n_rows * width)
+            if memory is not None and gib > memory:
+                reason = f"more than the {memory:.1f} GiB of memory of this machine (max_dense_gib sets the limit)"
+            elif gib > _SPARSE_DENSE_GIB and fill < _SPARSE_FILL:
+                reason = (f"with {100 * fill:.2g}% of the cells in the file (over {_SPARSE_DENSE_GIB:g} GiB, at least "
+                          f"{100 * _SPARSE_FILL:g}% must be; max_dense_gib sets the limit)")
+            else:
+                return
+        elif gib > self.max_dense_gib:
+            reason = f"more than max_dense_gib={self.max_dense_gib:g}"
+        else:
+            return
+        if self.n_features is None:
+            _, chunk_number, row, index = self.widest
+            line = (_line_of_row(chunk, first_line, row) if chunk_number == len(self.chunk_rows)
+                    else self._line_of_chunk_row(chunk_number, row))
+            cause = f"feature index {index} makes X {width:,} columns wide"
+        else:
+            line, cause = None, f"n_features={self.n_features} makes X {width:,} columns wide"
+        raise DataFormatError(self.path, line, f"{cause}: pass dense=False for a sparse X; dense {self.dtype}, the "
+                              f"{self.n_rows:,} document(s) read so far need {gib:.3g} GiB, {reason}")
+
     def _raise_at_entry(self, chunk, first_line, indptr, k, message):
         """Raise ``message`` at the line of the ``k``-th stored feature value of a chunk."""
-        row = int(np.searchsorted(indptr, k, side="right")) - 1
-        raise DataFormatError(self.path, _line_of_row(chunk, first_line, row), message)
+        raise DataFormatError(self.path, _line_of_row(chunk, first_line, _row_of_entry(indptr, k)), message)
 
     def _queries(self, row_qids: np.ndarray, n_docs: int, query_path: Path | None):
         """Offsets and per-query ids from the qid column, or from the query file if there is none."""
@@ -389,44 +455,98 @@ class _Parser:
         """Line number of the ``row``-th document of the file (reads the file again up to it)."""
         starts = np.cumsum([0, *self.chunk_rows])
         k = int(np.searchsorted(starts, row, side="right")) - 1
+        return self._line_of_chunk_row(k, row - int(starts[k]))
+
+    def _line_of_chunk_row(self, k: int, row: int) -> int:
+        """Line number of the ``row``-th document of the ``k``-th chunk (reads the file again up to it)."""
         with contextlib.closing(_read_chunks(self.path)) as chunks:
             chunk, first_line = next(itertools.islice(chunks, k, None))
-        return _line_of_row(chunk, first_line, row - int(starts[k]))
+        return _line_of_row(chunk, first_line, row)
 
 
 def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(chunk, number of its first line)`` for chunks of whole lines of a plain or gzip file."""
+    """Yield ``(chunk, number of its first line)`` for chunks of whole lines of a plain or gzip file.
+
+    Lines may end in LF, CRLF or CR, mixed; every chunk is given with LF endings. A UTF-8 byte-order mark at
+    the start is skipped.
+    """
     with open(path, "rb") as raw, tqdm(total=path.stat().st_size, desc=path.name, unit="B", unit_scale=True,
                                        unit_divisor=1024, leave=False, disable=not progress) as bar:
         compressed = raw.read(2) == _GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
-        line = 1
+        line, first, pending = 1, True, []  # pending: the start of a line not ended yet
         while True:
             try:
-                chunk = stream.read(_CHUNK_BYTES)
-                if chunk and not chunk.endswith(b"\n"):
-                    chunk += stream.readline()
+                block = stream.read(max(_CHUNK_BYTES, 4) if first else _CHUNK_BYTES)  # a whole byte-order mark
             except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
                 read = f"after line {line - 1} " if line > 1 else ""
                 raise DataFormatError(path, None, f"cannot decompress {read}({exc}); is the file complete?") from None
-            if not chunk:
+            if first:
+                block, first = block[_bom_length(path, block):], False
+            if not block:
+                rest = b"".join(pending)
+                if rest:
+                    yield _with_lf(rest), line
                 return
+            cut = max(block.rfind(b"\n"), block.rfind(b"\r"))
+            if cut == len(block) - 1 and block.endswith(b"\r"):  # perhaps half of a CRLF: wait for the next byte
+                cut = max(block.rfind(b"\n", 0, cut), block.rfind(b"\r", 0, cut))
+            if cut < 0:
+                pending.append(block)
+                continue
+            chunk = _with_lf(b"".join([*pending, block[:cut + 1]]))
+            pending = [block[cut + 1:]]
             yield chunk, line
             line += chunk.count(b"\n")
             bar.update(raw.tell() - bar.n)
 
 
+def _with_lf(chunk: bytes) -> bytes:
+    """``chunk`` with its CRLF and CR line ends made LF."""
+    return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
+
+
+def _bom_length(path: Path, head: bytes) -> int:
+    """Length of the UTF-8 byte-order mark that starts ``head`` (0 if none); a UTF-16 or UTF-32 one is refused."""
+    if head.startswith(_UTF8_BOM):
+        return len(_UTF8_BOM)
+    if head.startswith(_UTF16_BOMS):
+        raise DataFormatError(path, None, "the file is UTF-16 or UTF-32 text (it starts with a byte-order mark); "
+                                          "save it as ASCII or UTF-8, e.g. with iconv -f UTF-16 -t UTF-8")
+    return 0
+
+
 def _data_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, list[bytes]]]:
     """Yield ``(line number, tokens)`` for each line of ``chunk`` that holds a document."""
     for line, text in enumerate(chunk.split(b"\n"), first_line):
-        tokens = text.split(b"#", 1)[0].split()
+        tokens = _uncommented(text).split()
         if tokens:
             yield line, tokens
 
 
+def _uncommented(text: bytes) -> bytes:
+    """A line without its comment, as scikit-learn cuts it: at the first ``#`` unless a NUL byte comes first
+    (it looks for ``#`` with C's ``strchr``, which stops at NUL)."""
+    hash_at = text.find(b"#")
+    return text if hash_at < 0 or b"\0" in text[:hash_at] else text[:hash_at]
+
+
 def _line_of_row(chunk: bytes, first_line: int, row: int) -> int:
     return next(itertools.islice(_data_lines(chunk, first_line), row, None))[0]
+
+
+def _row_of_entry(indptr: np.ndarray, k: int) -> int:
+    """Row of the ``k``-th stored value of a CSR matrix."""
+    return int(np.searchsorted(indptr, k, side="right")) - 1
+
+
+def _memory_gib() -> float | None:
+    """Physical memory of this machine in GiB, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _has_qid(tokens: list[bytes]) -> bool:
@@ -478,7 +598,29 @@ def _is_int64(text: bytes) -> bool:
 
 
 def _show(token: bytes) -> str:
-    return repr(token.decode("utf-8", "replace"))
+    """``token`` quoted for a message; a long one cut to 60 characters, with its length."""
+    if len(token) <= _SHOWN_BYTES:
+        return repr(token.decode("utf-8", "replace"))
+    return f"{token[:_SHOWN_BYTES - 3].decode('utf-8', 'replace') + '...'!r} ({len(token):,} bytes)"
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (for messages quoting other libraries' messages)."""
+    return text if len(text) <= limit else f"{text[:limit - 3]}... ({len(text):,} characters)"
+
+
+def _check_is_file(path: Path, what: str) -> None:
+    """Refuse a path that is not a regular file, saying what it is."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, f"no such {what}", str(path)) from None
+    except NotADirectoryError:  # a part of the path is a file
+        raise FileNotFoundError(errno.ENOENT, f"no such {what}", str(path)) from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, f"is a directory, not a {what}", str(path))
+    if not stat.S_ISREG(mode):
+        raise DataFormatError(path, None, f"not a regular file (a pipe, a device or a socket); give a {what}")
 
 
 def _find_query_file(path: Path, query_file) -> Path | None:
@@ -491,17 +633,22 @@ def _find_query_file(path: Path, query_file) -> Path | None:
             names.append(path.name[:-3] + ".query")
         return next((path.with_name(name) for name in names if path.with_name(name).is_file()), None)
     query_path = Path(query_file)
-    if not query_path.is_file():
-        raise FileNotFoundError(errno.ENOENT, "no such query file", str(query_path))
+    _check_is_file(query_path, "query file")
     return query_path
 
 
 def _read_query_file(query_path: Path, data_path: Path, n_docs: int) -> np.ndarray:
-    """Offsets from a LightGBM-style query file (one size per line; blank lines are skipped)."""
+    """Offsets from a LightGBM-style query file (one size per line; blank lines are skipped).
+
+    Lines may end in LF, CRLF or CR, and a UTF-8 byte-order mark at the start is skipped, as in data files.
+    """
     sizes = []
-    with open(query_path, "rb") as f:
-        for line, text in enumerate(f, 1):
-            text = text.strip()
+    with open(query_path, "rb") as raw:
+        raw.seek(_bom_length(query_path, raw.read(4)))
+        # latin-1 maps bytes to characters one to one: universal newlines, and the bytes back for messages
+        lines = io.TextIOWrapper(raw, encoding="latin-1", newline=None)
+        for line, text in enumerate(lines, 1):
+            text = text.encode("latin-1").strip()
             if not text:
                 continue
             try:
@@ -527,10 +674,13 @@ def _to_arrays(data: RankingData) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _from_arrays(arrays: dict[str, np.ndarray], source: Path) -> RankingData:
-    if "X" in arrays:
+def _from_arrays(arrays: dict[str, np.ndarray], source: Path, *, dense: bool = True, dtype=np.float32) -> RankingData:
+    """The data of a cache entry; ValueError if it is not what the options ask for (a damaged entry)."""
+    if dense:
         X = arrays["X"]
     else:
         X = sp.csr_matrix((arrays["X_data"], arrays["X_indices"], arrays["X_indptr"]),
                           shape=tuple(arrays["X_shape"]))
+    if X.dtype != dtype:
+        raise ValueError(f"cached X is {X.dtype}, not {np.dtype(dtype)}")
     return RankingData(X, arrays["labels"], arrays["qids"], arrays["offsets"], source)

@@ -1,4 +1,9 @@
+import json
 import os
+import shutil
+import subprocess
+import time
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -181,3 +186,146 @@ def test_entry_is_plain_npy_files(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["X.npy", "labels.npy", "manifest.json", "offsets.npy",
                                                         "qids.npy"]
     np.testing.assert_array_equal(np.load(folder / "X.npy"), data.X)
+
+
+def edit_in_place_keeping_size_and_mtime(path, how):
+    """Change the first label of ``path`` in place (same size, same inode), then set the mtime back."""
+    before = path.stat()
+    text = bytearray(path.read_bytes())
+    text[0] = ord("1") if text[0] != ord("1") else ord("2")
+    with open(path, "r+b") as f:
+        f.write(text)
+    if how == "os.utime":
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    else:
+        seconds, ns = divmod(before.st_mtime_ns, 10**9)
+        subprocess.run(["touch", "-m", "-d", f"@{seconds}.{ns:09d}", str(path)], check=True)
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    return before, int(text[:1])
+
+
+@pytest.mark.parametrize("how", ["os.utime", "touch -d"])
+def test_same_size_edit_with_the_mtime_set_back_is_parsed_again(data_file, parser_calls, monkeypatch, how):
+    """Setting the mtime back cannot set the ctime back: the entry key changes."""
+    if how == "touch -d" and shutil.which("touch") is None:
+        pytest.skip("no touch command")
+    monkeypatch.setattr(cache, "_RACY_NS", 0)  # no digests: the ctime alone must tell
+    data, path = data_file
+    assert load_svmlight(path).labels[0] == data.labels[0]
+    before, label = edit_in_place_keeping_size_and_mtime(path, how)
+    deadline = time.monotonic() + 5
+    while path.stat().st_ctime_ns == before.st_ctime_ns:  # edited within the tick of the clock stamping files
+        if time.monotonic() > deadline:
+            pytest.skip("the ctime of this file system does not change")
+        time.sleep(0.005)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    reloaded = load_svmlight(path)
+    assert len(parser_calls) == 2
+    assert reloaded.labels[0] == label != data.labels[0]
+    np.testing.assert_array_equal(reloaded.labels[1:], data.labels[1:])
+
+
+def test_edit_within_the_same_ctime_tick_is_parsed_again(data_file, parser_calls, monkeypatch):
+    """A file changed twice within one tick of the clock that stamps files keeps its ctime: an entry of a
+    recently changed file holds its digest, which tells."""
+    real = cache.file_identity
+    monkeypatch.setattr(cache, "file_identity", lambda path: real(path)[:5] + (0,))  # a ctime that never changes
+    data, path = data_file
+    load_svmlight(path)
+    (entry,) = entries()
+    manifest = json.loads((cache.cache_dir() / "svmlight" / entry / "manifest.json").read_text())
+    assert list(manifest["digests"]) == [str(path.resolve())]
+    _, label = edit_in_place_keeping_size_and_mtime(path, "os.utime")
+    reloaded = load_svmlight(path)
+    assert len(parser_calls) == 2
+    assert reloaded.labels[0] == label != data.labels[0]
+    assert entries() == [entry]  # rebuilt under the same key
+
+
+def test_digests_are_dropped_once_the_file_is_older(data_file, parser_calls, monkeypatch):
+    data, path = data_file
+    load_svmlight(path)
+    (entry,) = entries()
+    manifest = cache.cache_dir() / "svmlight" / entry / "manifest.json"
+    assert json.loads(manifest.read_text())["digests"]
+    monkeypatch.setattr(cache, "_RACY_NS", 0)  # as if 2 s had passed
+    monkeypatch.setattr(cache, "file_digests", counting := mock.Mock(wraps=cache.file_digests))
+    assert_same(load_svmlight(path), data)
+    assert json.loads(manifest.read_text())["digests"] == {} and counting.call_count == 1
+    assert_same(load_svmlight(path), data)
+    assert counting.call_count == 1 and len(parser_calls) == 1  # no more hashing
+    assert sorted(p.name for p in manifest.parent.iterdir())[-1] == "qids.npy"  # no temporary file left
+
+
+def test_old_files_are_not_hashed(data_file, parser_calls, monkeypatch):
+    _, path = data_file
+    monkeypatch.setattr(cache, "_RACY_NS", 0)
+    monkeypatch.setattr(cache, "file_digests", counting := mock.Mock(wraps=cache.file_digests))
+    load_svmlight(path)
+    load_svmlight(path)
+    assert len(parser_calls) == 1
+    assert all(call.args == ([],) for call in counting.call_args_list)
+
+
+def rewrite_header(npy, shape):
+    """Put ``shape`` in the header of a version 1.0 ``.npy`` file, keeping the header's length."""
+    raw = npy.read_bytes()
+    length = int.from_bytes(raw[8:10], "little")
+    header = raw[10:10 + length].decode("latin-1")
+    header = header[:header.index("'shape': ")] + f"'shape': {shape!r}, }}"
+    assert len(header) < length
+    npy.write_bytes(raw[:10] + header.ljust(length - 1).encode("latin-1") + b"\n" + raw[10 + length:])
+
+
+@pytest.mark.parametrize("damage", ["a shape of 10^13 rows", "a shape too small", "a negative shape",
+                                    "an object dtype", "a file where the entry should be", "a link to elsewhere"])
+def test_entry_with_an_impossible_header_is_dropped_and_rebuilt(data_file, parser_calls, tmp_path, damage):
+    data, path = data_file
+    load_svmlight(path)
+    (entry,) = entries()
+    folder = cache.cache_dir() / "svmlight" / entry
+    x = folder / "X.npy"
+    if damage == "a shape of 10^13 rows":
+        rewrite_header(x, (10**13, data.n_features))
+    elif damage == "a shape too small":
+        rewrite_header(x, (3, data.n_features))
+    elif damage == "a negative shape":
+        rewrite_header(x, (-1, data.n_features))
+    elif damage == "an object dtype":
+        x.write_bytes(x.read_bytes().replace(b"'<f4'", b"'|O' "))
+    else:
+        shutil.rmtree(folder)
+        if damage == "a file where the entry should be":
+            folder.write_bytes(b"PK\x03\x04 an entry of an older format")
+        else:
+            (tmp_path / "elsewhere").mkdir()
+            (tmp_path / "elsewhere" / "keep.txt").write_text("keep")
+            folder.symlink_to(tmp_path / "elsewhere")
+    for _ in range(2):  # the entry is dropped, then rebuilt and used
+        assert_same(load_svmlight(path), data)
+        assert len(parser_calls) == 2
+    assert folder.is_dir() and not folder.is_symlink()
+    assert (tmp_path / "elsewhere" / "keep.txt").exists() or damage != "a link to elsewhere"
+
+
+def test_clear_cache_removes_entries_of_any_shape(data_file, tmp_path):
+    _, path = data_file
+    load_svmlight(path)
+    root = cache.cache_dir() / "svmlight"
+    key = "0123456789abcdef" * 2
+    (root / key.replace("0", "f")).write_bytes(b"an entry that is a file")
+    (root / f"{key}.npz").write_bytes(b"PK an entry of an older format")
+    (root / f"{key}.old").mkdir()
+    (root / f"{key}.old" / "X.npy").write_bytes(b"")
+    (root / ".tmp-abcd").mkdir()
+    (root / ".tmp-abcd" / "X.npy").write_bytes(b"half written")
+    (root / ".tmp-file").write_bytes(b"")
+    (tmp_path / "elsewhere").mkdir()
+    (root / key.replace("1", "e")).symlink_to(tmp_path / "elsewhere")
+    (root / "notes.txt").write_text("mine")
+    (root / "my-folder").mkdir()
+    assert clear_cache() == 5
+    assert entries() == ["my-folder", "notes.txt"]
+    assert (tmp_path / "elsewhere").is_dir()
+    assert clear_cache() == 0

@@ -1,5 +1,6 @@
 import gzip
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -336,3 +337,150 @@ def test_inconsistent_ranking_data_is_refused(unsorted, change, message):
     fields = dict(X=unsorted.X, labels=unsorted.labels, qids=unsorted.qids, offsets=unsorted.offsets) | change
     with pytest.raises(ValueError, match=message):
         RankingData(**fields)
+
+
+# --- line ends, byte-order marks, sizes, paths (issue 16) --------------------------------------------------
+
+LINES = ["# header comment", "", "2 qid:30 1:0.5 3:1.25 # doc a", "0 qid:30 2:-1", "   # indented comment",
+         "1 qid:7 1:nan 3:2", "0 qid:12"]
+ENDINGS = {
+    "LF": lambda lines: "\n".join(lines) + "\n",
+    "CRLF": lambda lines: "\r\n".join(lines) + "\r\n",
+    "CR": lambda lines: "\r".join(lines) + "\r",
+    "mixed": lambda lines: "".join(line + ["\r\n", "\r", "\n"][i % 3] for i, line in enumerate(lines)),
+    "no final end": lambda lines: "\r".join(lines),
+}
+
+
+def write_bytes(path, data, *, compress=False):
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("bom", [False, True], ids=["", "BOM"])
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_line_ends_and_byte_order_mark(tmp_path, chunking, ending, bom, compress):
+    text = ENDINGS[ending](LINES).encode()
+    data = load_svmlight(write_bytes(tmp_path / "f.txt", b"\xef\xbb\xbf" * bom + text, compress=compress), cache=False)
+    reference = load_svmlight(write(tmp_path / "lf.txt", ENDINGS["LF"](LINES)), cache=False)
+    np.testing.assert_array_equal(data.X, reference.X)
+    for field in ("labels", "qids", "offsets"):
+        np.testing.assert_array_equal(getattr(data, field), getattr(reference, field))
+    np.testing.assert_array_equal(data.qids, [30, 7, 12])
+
+
+def test_old_mac_file_is_read_line_by_line(tmp_path):
+    """200 documents with CR line ends were read as one line holding one document."""
+    lines = [f"{i % 3} qid:{i // 10} 1:{i}" for i in range(200)]
+    data = load_svmlight(write(tmp_path / "mac.txt", "\r".join(lines) + "\r"), cache=False)
+    assert (data.n_queries, data.n_docs) == (20, 200)
+    np.testing.assert_array_equal(data.X[:, 0], np.arange(200))
+
+
+@pytest.mark.parametrize("ending", ["CR", "mixed"])
+def test_bad_line_is_named_with_any_line_ends(tmp_path, chunking, ending):
+    lines = [*LINES, "0 qid:12 1:abc", "1 qid:12 1:1"]
+    with pytest.raises(DataFormatError, match=r"f\.txt, line 8: feature value 'abc'"):
+        load_svmlight(write(tmp_path / "f.txt", ENDINGS[ending](lines)), cache=False)
+    lines = [*LINES, "1 qid:30 1:1"]  # qid 30 reappears: located by reading the file again
+    with pytest.raises(DataFormatError, match=r"f\.txt, line 8: qid 30 reappears"):
+        load_svmlight(write(tmp_path / "f.txt", "\ufeff" + ENDINGS[ending](lines)), cache=False)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("sizes", [b"\xef\xbb\xbf2\n1\n", b"2\r1\r", b"\xef\xbb\xbf2\r\n\r\n1\r\n", b"2\r\n1"])
+def test_query_file_line_ends_and_byte_order_mark(tmp_path, sizes, compress):
+    data_path = write(tmp_path / "rank.train", "\ufeff1 1:1\r0 1:2\r2 1:3\r", compress=compress)
+    (tmp_path / "rank.train.query").write_bytes(sizes)
+    data = load_svmlight(data_path, cache=False)
+    np.testing.assert_array_equal(data.offsets, [0, 2, 3])
+
+
+def test_query_file_errors_name_lines_with_any_line_ends(tmp_path):
+    data_path = write(tmp_path / "rank.txt", "1 1:1\n0 1:2\n2 1:3\n")
+    with pytest.raises(DataFormatError, match=r"rank\.query, line 3: query size 'x' is not an integer"):
+        load_svmlight(data_path, query_file=write_bytes(tmp_path / "rank.query", b"\xef\xbb\xbf1\r\r\nx\r2\r"))
+
+
+@pytest.mark.parametrize("where", ["data file", "query file"])
+def test_utf16_is_refused(tmp_path, where):
+    text = "1 1:1\n0 1:2\n"
+    if where == "data file":
+        path = write_bytes(tmp_path / "f.txt", text.encode("utf-16"))
+    else:
+        write(tmp_path / "f.txt", text)
+        path = write_bytes(tmp_path / "f.txt.query", "2\n".encode("utf-16"))
+    with pytest.raises(DataFormatError, match=rf"{path.name}: the file is UTF-16 or UTF-32 text") as error:
+        load_svmlight(tmp_path / "f.txt", cache=False)
+    assert error.value.path == path
+
+
+def test_huge_feature_index_is_refused_before_allocating(tmp_path):
+    path = write(tmp_path / "f.txt", "1 qid:1 1:0.5 3:1\n0 qid:1 2:1 1000000000:1\n1 qid:2 1:1\n")
+    message = (r"f\.txt, line 2: feature index 1000000000 makes X 1,000,000,000 columns wide: pass dense=False for a "
+               r"sparse X; dense float32, the 3 document\(s\) read so far need 11\.2 GiB, with 1\.7e-07% of the cells "
+               r"in the file \(over 1 GiB, at least 1% must be; max_dense_gib sets the limit\)$")
+    with pytest.raises(DataFormatError, match=message) as error:
+        load_svmlight(path, cache=False)
+    assert error.value.line == 2
+    with pytest.raises(DataFormatError, match=r"g\.txt: n_features=1000000000 makes X .* need 3\.73 GiB"):
+        load_svmlight(write(tmp_path / "g.txt", "1 qid:1 1:0.5\n"), n_features=10**9)
+    sparse = load_svmlight(path, dense=False)
+    assert sparse.X.shape == (3, 1_000_000_000) and sparse.X.nnz == 5
+
+
+def test_max_dense_gib_sets_the_limit(tmp_path, chunking):
+    """The widest line is named even when the limit is passed in a later chunk."""
+    lines = ["0 qid:1 1:1", "1 qid:1 1000:2"] + ["0 qid:2 1:1"] * 40
+    path = write(tmp_path / "f.txt", "\n".join(lines) + "\n")
+    limit = 20 * 1000 * 4 / 2**30  # twenty rows of float32
+    with pytest.raises(DataFormatError, match=r"f\.txt, line 2: feature index 1000 .*max_dense_gib=7\.45\d*e-05"):
+        load_svmlight(path, max_dense_gib=limit, cache=False)
+    assert load_svmlight(path, max_dense_gib=5 * limit, cache=False).X.shape == (42, 1000)
+    assert load_svmlight(path, max_dense_gib=None, cache=False).X.shape == (42, 1000)
+    assert load_svmlight(path, max_dense_gib=limit, dense=False, cache=False).X.shape == (42, 1000)
+
+
+def test_dense_limit_of_the_machine_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(svmlight, "_memory_gib", lambda: 1e-6)
+    path = write(tmp_path / "f.txt", "".join(f"0 qid:1 1:1 2:1 3:{i}\n" for i in range(200)))
+    with pytest.raises(DataFormatError, match=r"line 1: .* need 2\.24e-06 GiB, more than the 0\.0 GiB of memory of "
+                                              r"this machine"):
+        load_svmlight(path, cache=False)
+    monkeypatch.setattr(svmlight, "_memory_gib", lambda: None)  # where the system does not say
+    assert load_svmlight(path, cache=False).n_docs == 200
+
+
+@pytest.mark.parametrize("value", [0, -1.0, "big", True, float("nan")])
+def test_max_dense_gib_is_checked(tmp_path, value):
+    with pytest.raises(ValueError, match=r"max_dense_gib must be a positive number, 'auto' or None, got"):
+        load_svmlight(write(tmp_path / "f.txt", "1 qid:1 1:1\n"), max_dense_gib=value)
+
+
+def test_directory_is_not_called_missing(tmp_path):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"is a directory, not a ranking data file: '.*folder'"):
+        load_svmlight(tmp_path / "folder")
+    data_path = write(tmp_path / "f.txt", "1 1:1\n")
+    with pytest.raises(IsADirectoryError, match=r"is a directory, not a query file"):
+        load_svmlight(data_path, query_file=tmp_path / "folder")
+    with pytest.raises(FileNotFoundError, match=r"no such ranking data file: '.*f\.txt/g\.txt'"):
+        load_svmlight(data_path / "g.txt")
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_device_is_refused():
+    with pytest.raises(DataFormatError, match=r"^/dev/null: not a regular file \(a pipe, a device or a socket\)"):
+        load_svmlight("/dev/null")
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("0 qid:1 1:" + "9" * 2_000_000 + "x", r"feature value '9{57}\.\.\.' \(2,000,001 bytes\) in '1:9{55}\.\.\.' "
+                                           r"\(2,000,003 bytes\) is not a number$"),
+    ("y" * 2_000_000 + " qid:1 1:1", r"label 'y{57}\.\.\.' \(2,000,000 bytes\) is not a number$"),
+])
+def test_long_tokens_are_cut_in_messages(tmp_path, line, shown):
+    with pytest.raises(DataFormatError, match=rf"f\.txt, line 1: {shown}") as error:
+        load_svmlight(write(tmp_path / "f.txt", line + "\n"), cache=False)
+    assert len(error.value.message) < 200
