@@ -88,7 +88,7 @@ def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, com
         for p in range(n_perm):
             for i in range(n):
                 draws[i] = uniform(key, p * n + i)
-            shuffled = np.argsort(draws)
+            shuffled = np.argsort(draws, kind="mergesort")  # not quicksort: see SORTING in _base.py
             for i in range(n):
                 neg_labels[i] = -labels[lo + shuffled[i]]
             by_label = np.argsort(neg_labels, kind="mergesort")
@@ -523,7 +523,7 @@ class PLRank(RankingObjective):
         """
         data = QueryData.from_arrays(labels, offsets)
         state = self._state_for(data)
-        scores = check_scores(scores, data.n_docs, name="PLRank scores")
+        scores = self._checked_scores(scores, data)
         leaf = np.ascontiguousarray(leaf, dtype=np.int64)
         if leaf.shape != (data.n_docs,) or (leaf.size and not 0 <= leaf.min() <= leaf.max() < n_leaves):
             raise ValueError(f"leaf must hold one index in [0, {n_leaves}) per document ({data.n_docs}), got "

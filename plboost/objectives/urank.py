@@ -51,11 +51,14 @@ from numba import prange
 
 from .._jit import kernel
 from .._numerics import logaddexp
-from .._queries import check_scores
+from .._queries import InvalidLabelError, check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
 #: LightGBM's default label_gain covers labels 0..30
 _DEFAULT_GAIN_LABELS = 31
+#: URank's largest label: its weights 2^y - 1 summed over a query of up to 2^27 documents stay below
+#: float32's largest number (2^128), the type the engines take gradients in
+MAX_LABEL = 100
 
 
 # --------------------------------------------------------------------------------------------------
@@ -137,6 +140,10 @@ def _urank_kernel(scores, labels, offsets, hessian_floor, grad, hess):
 class URank(RankingObjective):
     """The uRank loss (Zhu & Klabjan, WSDM 2020): one softmax per document over all lower-rated ones.
 
+    Labels above ``MAX_LABEL`` (100) are refused: a document weighs 2^y - 1, and beyond 2^100 the
+    gradients can overflow float32, the engines' gradient type (LightGBM then silently builds a constant
+    model).
+
     Parameters
     ----------
     hessian_floor : float, default 1e-6
@@ -147,12 +154,24 @@ class URank(RankingObjective):
 
     name = "urank"
 
+    def _prepare(self, data: QueryData):
+        """Refuse labels above ``MAX_LABEL`` (once per dataset; there is no other state)."""
+        too_high = np.flatnonzero(data.labels > MAX_LABEL)
+        if too_high.size:
+            i = int(too_high[0])
+            raise InvalidLabelError(
+                i, data.labels[i], f"is above {MAX_LABEL}: beyond it URank's weights 2^y - 1 overflow float32 "
+                "gradients. Map the labels to fewer grades, or use PLRank, PLPartition or PLLowerBound (they use "
+                "only the labels' order)", name="URank labels")
+        return ()
+
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
         _urank_kernel(scores, data.labels, data.offsets, self.hessian_floor, grad, hess)
 
     def losses(self, scores, labels, offsets) -> np.ndarray:
         """Per-query uRank loss."""
         data = QueryData.from_arrays(labels, offsets)
+        self._state_for(data)
         grad = np.empty(data.n_docs, dtype=np.float32)
         hess = np.empty(data.n_docs, dtype=np.float32)
         scores = check_scores(scores, data.n_docs, name="URank scores")
@@ -467,6 +486,8 @@ class UMart(RankingObjective):
     """
 
     name = "umart"
+    #: the score-distance norm divides by raw score gaps, and lightgbm_arithmetic must see LightGBM's scores
+    _softmax_of_scores = False
 
     def __init__(self, *, window: int = 2, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,

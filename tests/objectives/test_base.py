@@ -69,6 +69,52 @@ def test_lightgbm_weights_multiply_per_document(ranking_arrays):
     assert np.all(hess >= 1e-6)
 
 
+@pytest.mark.parametrize("obj", [PLRank(n_permutations=2), URank()], ids=lambda o: o.name)
+def test_lightgbm_labels_and_weights_set_after_construction_are_followed(ranking_arrays, obj):
+    """Issue 16: per-dataset state follows Dataset.set_label (and set_weight) on the same object."""
+    X, labels, sizes, offsets = ranking_arrays
+    dataset = lgb.Dataset(X, labels, group=sizes, params=LGB_PARAMS).construct()
+    scores = np.random.default_rng(7).normal(size=len(labels))
+    before = obj(scores, dataset)
+    np.testing.assert_array_equal(before[0], type(obj)(**obj._params()).gradients(scores, labels, offsets)[0])
+    new_labels = np.random.default_rng(8).permutation(labels)
+    dataset.set_label(new_labels)
+    expected_grad, expected_hess = type(obj)(**obj._params()).gradients(scores, new_labels, offsets)
+    grad, hess = obj(scores, dataset)
+    np.testing.assert_array_equal(grad, expected_grad)
+    np.testing.assert_array_equal(hess, expected_hess)
+    weights = np.random.default_rng(9).uniform(0.5, 2.0, size=len(labels))
+    dataset.set_weight(weights)
+    np.testing.assert_allclose(obj(scores, dataset)[0], expected_grad * weights.astype(np.float32), rtol=1e-6)
+    booster = lgb.train({"objective": obj, **LGB_PARAMS}, dataset, num_boost_round=5)
+    fresh = lgb.train({"objective": type(obj)(**obj._params()), **LGB_PARAMS},
+                      lgb.Dataset(X, new_labels, group=sizes, weight=weights), num_boost_round=5)
+    np.testing.assert_array_equal(booster.predict(X, raw_score=True), fresh.predict(X, raw_score=True))
+
+
+@pytest.mark.parametrize("obj", [PLRank(n_permutations=2), URank()], ids=lambda o: o.name)
+def test_xgboost_labels_set_between_trainings_are_followed(ranking_arrays, obj):
+    """Issue 16: xgb.train uses the objective itself (no copy); a second training after DMatrix.set_label
+    must train on the new labels."""
+    X, labels, sizes, offsets = ranking_arrays
+    params = {"tree_method": "hist", "max_depth": 3, "nthread": 1}
+    matrix = xgb.DMatrix(X, labels)
+    matrix.set_group(sizes)
+    first = xgb.train(params, matrix, num_boost_round=3, obj=obj)
+    new_labels = np.random.default_rng(10).permutation(labels)
+    matrix.set_label(new_labels)
+    scores = np.random.default_rng(11).normal(size=len(labels))
+    np.testing.assert_array_equal(obj(scores, matrix)[0],
+                                  type(obj)(**obj._params()).gradients(scores, new_labels, offsets)[0])
+    second = xgb.train(params, matrix, num_boost_round=3, obj=obj)
+    fresh_matrix = xgb.DMatrix(X, new_labels)
+    fresh_matrix.set_group(sizes)
+    fresh = xgb.train(params, fresh_matrix, num_boost_round=3, obj=type(obj)(**obj._params()))
+    np.testing.assert_array_equal(second.predict(matrix, output_margin=True),
+                                  fresh.predict(matrix, output_margin=True))
+    assert not np.array_equal(second.predict(matrix, output_margin=True), first.predict(matrix, output_margin=True))
+
+
 def test_data_without_groups_is_refused_clearly(ranking_arrays):
     X, labels, _, _ = ranking_arrays
     with pytest.raises(ValueError, match="PLRank needs query groups.*group="):
