@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
     evaluate.add_argument("--model", required=True, type=Path,
-                          help="LightGBM text model, or XGBoost .json/.ubj model")
+                          help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
     evaluate.add_argument("--data", required=True, type=Path, help="SVMlight/LETOR file with qid or .query")
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
     _add_evaluation_options(evaluate)
@@ -311,8 +311,14 @@ def failure_message(error: BaseException) -> str | None:
     if isinstance(error, MemoryError):
         return (f"out of memory ({str(error) or 'no detail'}): try smaller data, sparse input (dense=False in Python) or a "
                 "machine with more memory")
+    import xgboost
+
+    from .engines import engine_message
+
+    if isinstance(error, xgboost.core.XGBoostError):  # a ValueError whose text is a C++ stack trace
+        return f"XGBoost: {engine_message(error)}"
     if isinstance(error, lightgbm.basic.LightGBMError):
-        return f"LightGBM: {error}"
+        return f"LightGBM: {engine_message(error)}"
     if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError)):
         return str(error)
     return None

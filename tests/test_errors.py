@@ -29,7 +29,7 @@ from plboost.cli import main as cli
 from plboost.data import load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
-from plboost.objectives import PLPartition, PLRank, UMart
+from plboost.objectives import PLPartition, PLRank, UMart, URank
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 
@@ -93,6 +93,11 @@ def gz_corrupt(d: Path):
     load_svmlight(path, cache=False)
 
 
+def utf16_file(d: Path):
+    (d / "utf16.txt").write_bytes("0 qid:1 1:1\n".encode("utf-16"))
+    load_svmlight(d / "utf16.txt", cache=False)
+
+
 def constant_features(d: Path):
     data = small_ranking_data()
     data.X[:] = 1.0
@@ -101,6 +106,25 @@ def constant_features(d: Path):
 
 def write_model_and_data(d: Path):
     return write(d, "model.txt", "not a model\n")
+
+
+def truncated_lightgbm_model(d: Path):
+    train("lightgbm", PLRank(), small_ranking_data(), rounds=5).save(d / "model.txt")
+    (d / "cut.txt").write_bytes((d / "model.txt").read_bytes()[:1000])
+    cli_call("evaluate", "--model", "{dir}/cut.txt", "--data", "{dir}/train.txt", "--quiet")(d)
+
+
+def results_file_as_model(d: Path):
+    write(d, "result.json", '{\n  "metrics": {"NDCG@10": 0.5},\n  "data": {}\n}\n')
+    cli_call("evaluate", "--model", "{dir}/result.json", "--data", "{dir}/train.txt", "--quiet")(d)
+
+
+def long_query_lambdarank(d: Path):
+    from plboost.data import RankingData
+
+    rows = 10_001 + 40
+    data = RankingData(RNG.normal(size=(rows, 2)), np.arange(rows) % 3, np.array([0, 1]), np.array([0, 10_001, rows]))
+    train("lightgbm", "lambdarank", data, rounds=1)
 
 
 CASES = [
@@ -137,6 +161,18 @@ CASES = [
     Case("data file", "a file that does not exist", lambda d: load_svmlight(d / "missing.txt"),
          r"no such ranking data file"),
     Case("data file", "a truncated `.gz` file", gz_corrupt, r"cannot decompress"),
+    Case("data file", "a directory given as the data file", lambda d: load_svmlight(d / "sub"),
+         r"IsADirectoryError: .*is a directory, not a ranking data file: '<dir>/sub'"),
+    Case("data file", "a device or a pipe given as the data file", lambda d: load_svmlight("/dev/null"),
+         r"/dev/null: not a regular file \(a pipe, a device or a socket\)"),
+    Case("data file", "a UTF-16 file", utf16_file, r"utf16\.txt: the file is UTF-16"),
+    Case("data file", "a token of 2 MB (shown cut)", loads("0 qid:1 1:" + "9" * 2_000_000 + "x\n"),
+         r"line 1: feature value '9{57}\.\.\.' \(2,000,001 bytes\) in"),
+    Case("data file", "feature index 10^9 with dense `X` (the default)", loads("1 qid:1 1:1 1000000000:1\n"),
+         r"line 1: feature index 1000000000 makes X 1,000,000,000 columns wide: pass dense=False for a sparse X; "
+         r"dense float32, the 1 document\(s\) read so far need 3\.73 GiB"),
+    Case("data file", "`max_dense_gib=0`", loads(GOOD, max_dense_gib=0),
+         r"max_dense_gib must be a positive number, 'auto' or None, got 0"),
     # --- objective parameters
     Case("objective parameter", "`PLRank(top_k=0)`", lambda d: PLRank(top_k=0), r"top_k must be a positive integer"),
     Case("objective parameter", "`PLRank(n_permutations=1.5)`", lambda d: PLRank(n_permutations=1.5),
@@ -152,6 +188,9 @@ CASES = [
     Case("objective parameter", "a label with no `label_gain` entry (UMart)",
          lambda d: UMart(label_gain=[0, 1]).gradients(np.zeros(2), np.array([2.0, 0.0]), np.array([0, 2])),
          r"label 2 has no entry in label_gain"),
+    Case("objective parameter", "a label above 100 (URank)",
+         lambda d: URank().gradients(np.zeros(2), np.array([0.0, 101.0]), np.array([0, 2])),
+         r"URank labels: label 101 at position 1 is above 100.*PLRank, PLPartition or PLLowerBound"),
     Case("objective parameter", "`PLPartition(quadrature_step=2)`", lambda d: PLPartition(quadrature_step=2),
          r"quadrature_step must be between 0.05 and 1"),
     # --- arrays given to objectives and metrics
@@ -198,6 +237,18 @@ CASES = [
          r"`qid` must be sorted in non-decreasing order"),
     Case("engine", "features that LightGBM filters out entirely (plboost's training helper)",
          constant_features, r"LightGBM kept none of the 4 features"),
+    Case("engine", "a LightGBM parameter out of range (`engine_params={\"max_bin\": -5}`)",
+         lambda d: train("lightgbm", PLRank(), small_ranking_data(), rounds=2, engine_params={"max_bin": -5}),
+         r"^ValueError: LightGBM refuses the parameter max_bin=-5: Check failed: \(max_bin\) > \(1\)$"),
+    Case("engine", "a LightGBM parameter of the wrong type (`num_leaves=\"abc\"`)",
+         lambda d: train("lightgbm", PLRank(), small_ranking_data(), rounds=2, engine_params={"num_leaves": "abc"}),
+         r"LightGBM refuses the parameter num_leaves='abc': Parameter num_leaves should be of type int"),
+    Case("engine", "an XGBoost parameter out of range (`max_bin=-5`)",
+         lambda d: train("xgboost", PLRank(), small_ranking_data(), rounds=2, engine_params={"max_bin": -5}),
+         r"^ValueError: XGBoost refuses the parameter max_bin=-5: value -5 for Parameter max_bin should be greater"),
+    Case("engine", "a query of more than 10,000 documents with LightGBM's `lambdarank` (plboost objectives train)",
+         long_query_lambdarank, r"LightGBM's lambdarank objective takes queries of at most 10000 documents, and "
+         r"query 0 of the training data has 10001"),
     # --- Dask collections
     Case("dask", "a query whose rows lie in two partitions (`DaskRankingData.from_arrays`)",
          lambda d: DaskRankingData.from_arrays(da.from_array(X, chunks=(30, -1)), da.from_array(Y, chunks=30),
@@ -227,6 +278,10 @@ CASES = [
     Case("command line", "`plboost evaluate` with a file that is not a model",
          cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--quiet"),
          r"is not a LightGBM model file"),
+    Case("command line", "`plboost evaluate` with a truncated LightGBM model (its first 1000 bytes)",
+         truncated_lightgbm_model, r"cut\.txt is a truncated LightGBM model: it ends inside tree 0 of 5"),
+    Case("command line", "`plboost evaluate --model` given the results file of `train --out`", results_file_as_model,
+         r"result\.json is not an XGBoost model: no 'learner' key; is it a results file\?"),
     Case("command line", "several `--train` files without Dask",
          cli_call("train", "--train", "{dir}/train.txt", "{dir}/train.txt", "--quiet"),
          r"several --train files need Dask"),

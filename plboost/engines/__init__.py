@@ -9,6 +9,7 @@ objectives (``BUILTIN_OBJECTIVES``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,23 +87,74 @@ class SavedModel:
 
 
 def load_model(path) -> SavedModel:
-    """Load a model saved by :meth:`TrainedModel.save` (XGBoost when the name ends .json or .ubj)."""
+    """Load a model saved by :meth:`TrainedModel.save` or by the engines themselves.
+
+    The format is told by the content (LightGBM text, XGBoost JSON or UBJSON), whatever the file's name. The
+    file is checked first (:mod:`plboost.engines._model_files`): a truncated or foreign file raises one
+    ValueError naming the file and what is wrong, where the engines would crash or print a stack trace.
+    """
+    from ._model_files import check_lightgbm_text, check_ubjson, diagnose_xgboost_json, read_model_file
+
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model file {path} does not exist")
-    if path.suffix in (".json", ".ubj"):
-        import xgboost as xgb
+    kind, data = read_model_file(path)
+    if kind == "lightgbm":
+        check_lightgbm_text(path, data)
+        import lightgbm as lgb
 
-        booster = xgb.Booster(model_file=str(path))
-        return SavedModel("xgboost", booster, booster.num_features())
-    import lightgbm as lgb
+        try:
+            booster = lgb.Booster(model_file=str(path))
+        except lgb.basic.LightGBMError as error:
+            raise ValueError(f"{path}: LightGBM cannot load it: {engine_message(error)}") from None
+        return SavedModel("lightgbm", booster, booster.num_feature())
+    if kind == "ubj":
+        if "learner" not in check_ubjson(path, data):
+            raise ValueError(f"{path} is not an XGBoost model: no 'learner' key")
+        problem = None
+    else:
+        if data[:1].isspace():
+            data = data.lstrip()  # XGBoost tells JSON from UBJSON by the first two bytes
+        # XGBoost's JSON reader checks its bounds: parse here only to say why it refuses (saves ~50% of the load)
+        problem = diagnose_xgboost_json(path, data) if b'"learner"' not in data else None
+    if problem:
+        raise ValueError(problem)
+    import xgboost as xgb
 
+    booster = xgb.Booster()
     try:
-        booster = lgb.Booster(model_file=str(path))
-    except lgb.basic.LightGBMError as error:
-        raise ValueError(f"{path} is not a LightGBM model file (XGBoost models need a .json or .ubj name): "
-                         f"{error}") from None
-    return SavedModel("lightgbm", booster, booster.num_feature())
+        booster.load_model(data)  # from the bytes: the file name's extension does not matter
+    except (xgb.core.XGBoostError, UnicodeDecodeError) as error:  # the latter: XGBoost's message is not UTF-8
+        problem = diagnose_xgboost_json(path, data) if kind == "json" else None
+        raise ValueError(problem or f"{path}: XGBoost cannot load it: {engine_message(error)}") from None
+    return SavedModel("xgboost", booster, booster.num_features())
+
+
+def engine_message(error: BaseException) -> str:
+    """The first line of an engine's error message, without its time stamp, source position and stack trace."""
+    text = str(error).strip()
+    first = text.splitlines()[0].strip() if text else type(error).__name__
+    first = re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", first)
+    first = re.sub(r"^\S+\.(?:cc|cpp|cu|h|hpp):\d+: ", "", first)
+    return re.sub(r" at \S+\.(?:cc|cpp|cu|h|hpp), line \d+ ?\.?$", "", first)
+
+
+def engine_refusal(engine: str, error: BaseException, params: dict, given: dict | None = None) -> ValueError:
+    """A ValueError for an engine's error at training time, naming the parameter it is about when possible.
+
+    The parameter is the first of ``given`` (the user's engine parameters), then of ``params`` (all of
+    them), whose name the engine's message holds, else one of ``given`` whose text value it holds (LightGBM
+    says "Unknown token x" for ``learning_rate="x"``).
+    """
+    message = engine_message(error)
+    given = given or {}
+    named = [key for key in [*given, *params] if re.search(rf"\b{re.escape(str(key))}\b", message)]
+    if not named:
+        named = [key for key, value in given.items()
+                 if isinstance(value, str) and value and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", message)]
+    if named:
+        key = named[0]
+        value = given[key] if key in given else params[key]
+        return ValueError(f"{engine} refuses the parameter {key}={value!r}: {message}")
+    return ValueError(f"{engine} refuses to train: {message}")
 
 
 def resolve_objective(name: str, engine: str, params: dict | None = None):
@@ -139,5 +191,5 @@ def describe_objective(objective) -> tuple[str, dict]:
     return str(objective), {}
 
 
-__all__ = ["BUILTIN_OBJECTIVES", "ENGINES", "SavedModel", "TrainedModel", "describe_objective", "load_model",
-           "resolve_objective", "train"]
+__all__ = ["BUILTIN_OBJECTIVES", "ENGINES", "SavedModel", "TrainedModel", "describe_objective", "engine_message",
+           "engine_refusal", "load_model", "resolve_objective", "train"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import TrainedModel, describe_objective
+from . import TrainedModel, describe_objective, engine_refusal
 
 try:
     import dask
@@ -180,6 +180,30 @@ def _group_sizes_per_chunk(qid):
     return da.concatenate([da.from_delayed(b, shape=(c,), dtype=np.int64) for b, c in zip(blocks, counts)])
 
 
+def _check_here(engine: str, params: dict, given: dict | None) -> None:
+    """Raise ValueError for parameters the engine refuses, found on two rows here rather than by every worker
+    (each would log its error and traceback)."""
+    X, labels = np.zeros((2, 1)), np.array([0.0, 1.0])
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        from .lightgbm import without_fatal_echo
+
+        try:
+            probe = {k: v for k, v in params.items() if k not in ("objective", "verbose")}
+            with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
+                lgb.Dataset(X, labels, params={**probe, "verbosity": -1}).construct()
+        except lgb.basic.LightGBMError as error:
+            raise engine_refusal("LightGBM", error, params, given) from error
+    else:
+        import xgboost as xgb
+
+        try:
+            xgb.train({**params, "verbosity": 0}, xgb.DMatrix(X, labels, group=[2]), num_boost_round=1)
+        except xgb.core.XGBoostError as error:
+            raise engine_refusal("XGBoost", error, params, given) from error
+
+
 def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds: int = 100,
                learning_rate: float = 0.1, num_leaves: int = 31, early_stopping: int | None = None,
                valid: DaskRankingData | None = None, eval_at: int = 10, engine_params: dict | None = None,
@@ -189,7 +213,9 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds
     LightGBM trains through ``lightgbm.DaskLGBMRanker`` (a plboost objective through its ``.sklearn()``
     adapter; LightGBM's Dask interface has no early stopping); XGBoost through ``xgboost.dask.train``
     with ``obj=`` and the rows' ``qid``. The partitions are checked first (:func:`check_partitions`).
-    All work goes to ``client``'s cluster, even when the process holds other clients.
+    All work goes to ``client``'s cluster, even when the process holds other clients. With ``verbosity`` below 0
+    (the default), LightGBM's network set-up lines are hidden on the workers during training; an engine's
+    refusal of a parameter raises ValueError.
     """
     with client.as_current():
         return _train_dask(engine, client, objective, train, rounds=rounds, learning_rate=learning_rate,
@@ -211,11 +237,28 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
 
         if early_stopping:
             raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
+        # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
+        # queries of over 10,000 documents
         params = {"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
-                  "random_state": seed, "verbosity": -1, **(engine_params or {})}
-        ranker = lgb.DaskLGBMRanker(objective=objective if isinstance(objective, str) else objective.sklearn(),
-                                    client=client, **params)
-        ranker.fit(train.X, train.labels, group=train.group)
+                  "random_state": seed, "verbosity": -1, "metric": "None", **(engine_params or {})}
+        from ._dask_lightgbm import DaskRanker, quiet_client
+        from .lightgbm import LIGHTGBM_MAX_QUERY
+
+        _check_here("lightgbm", params, engine_params)
+        if isinstance(objective, str) and objective == "lambdarank":
+            sizes = np.asarray(train.group.compute())
+            if sizes.size and sizes.max() > LIGHTGBM_MAX_QUERY:
+                raise ValueError(f"LightGBM's lambdarank objective takes queries of at most {LIGHTGBM_MAX_QUERY} "
+                                 f"documents, and query {int(np.argmax(sizes))} of the training data (counting from "
+                                 f"0 over the partitions) has {int(sizes.max())}; train with a plboost objective or "
+                                 "rank_xendcg")
+        ranker = DaskRanker(objective=objective if isinstance(objective, str) else objective.sklearn(),
+                            client=client, **params)
+        try:
+            with quiet_client(params):
+                ranker.fit(train.X, train.labels, group=train.group)
+        except lgb.basic.LightGBMError as error:
+            raise engine_refusal("LightGBM", error, params, engine_params) from error
         booster = ranker.to_local().booster_
         history, best = [], None
         logged = params
@@ -228,11 +271,15 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
                   **(engine_params or {})}
         if isinstance(objective, str):
             params["objective"] = objective
+        _check_here("xgboost", params, engine_params)
         matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
         evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []
-        output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
-                                obj=None if isinstance(objective, str) else objective,
-                                early_stopping_rounds=early_stopping or None, verbose_eval=False)
+        try:
+            output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
+                                    obj=None if isinstance(objective, str) else objective,
+                                    early_stopping_rounds=early_stopping or None, verbose_eval=False)
+        except xgb.core.XGBoostError as error:
+            raise engine_refusal("XGBoost", error, params, engine_params) from error
         booster = output["booster"]
         history = [float(v) for v in output["history"].get("valid", {}).get(f"ndcg@{eval_at}", [])]
         best = booster.best_iteration + 1 if early_stopping else None

@@ -2,14 +2,77 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
+import tempfile
 import time
 
 import lightgbm as lgb
+import numpy as np
 
+from .. import metrics
 from ..objectives import RankingObjective
-from . import TrainedModel, describe_objective
+from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
+
+#: LightGBM's ndcg metric and lambdarank objective refuse queries of more documents (its ``kMaxPosition``)
+LIGHTGBM_MAX_QUERY = 10000
+_METRIC_KEYS = ("metric", "metrics", "metric_types")
+
+
+@contextlib.contextmanager
+def without_fatal_echo():
+    """Inside the block, LightGBM's "[LightGBM] [Fatal] <message>" lines are kept off standard error: its C++
+    library writes each error there itself before raising it, and the error raised says the same. The rest of
+    what the block writes to file descriptor 2 is written there after the block."""
+    sys.stderr.flush()
+    try:
+        capture = tempfile.TemporaryFile()
+    except OSError:  # pragma: no cover - nowhere to capture: leave standard error as it is
+        yield
+        return
+    with capture:
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = re.sub(rb"\[LightGBM\] \[Fatal\][^\n]*\n\n?", b"", capture.read())
+            if kept:
+                os.write(2, kept)
+
+
+def _largest_query(data) -> tuple[object, int, int]:
+    """Id and size of the largest query of ``data``, and how many queries exceed LightGBM's limit."""
+    sizes = data.group_sizes
+    if sizes.size == 0:
+        return None, 0, 0
+    largest = int(np.argmax(sizes))
+    return data.qids[largest], int(sizes[largest]), int(np.count_nonzero(sizes > LIGHTGBM_MAX_QUERY))
+
+
+def _query_limit_message(what: str, data, name: str) -> str:
+    qid, size, count = _largest_query(data)
+    more = f" (and {count - 1} more of over {LIGHTGBM_MAX_QUERY})" if count > 1 else ""
+    return (f"{what} takes queries of at most {LIGHTGBM_MAX_QUERY} documents, and query {qid} of the {name} data "
+            f"has {size}{more}")
+
+
+def _plboost_ndcg(valid_data, eval_at: int):
+    """A LightGBM ``feval`` with plboost's NDCG@eval_at on ``valid_data`` (LightGBM's conventions)."""
+    name = f"ndcg@{eval_at}"
+
+    def feval(predictions, dataset):
+        scores = np.asarray(predictions, dtype=np.float64).reshape(-1)
+        return name, float(metrics.ndcg(scores, valid_data.labels, offsets=valid_data.offsets, k=eval_at)), True
+    return feval
 
 
 def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
@@ -23,7 +86,9 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     objective : RankingObjective or str
         A plboost objective, or a LightGBM objective name ("lambdarank", "rank_xendcg", "regression").
     train_data, valid_data : RankingData
-        Training data, and optionally validation data watched with LightGBM's ``ndcg@eval_at``.
+        Training data, and optionally validation data watched with LightGBM's ``ndcg@eval_at`` (with
+        plboost's :func:`plboost.metrics.ndcg` when a query of either holds more than 10,000 documents, which
+        LightGBM's metric refuses).
     rounds, learning_rate, num_leaves : tree parameters, as LightGBM names them.
     early_stopping : int, optional
         Stop when validation NDCG@eval_at has not improved for this many rounds (needs ``valid_data``).
@@ -41,6 +106,8 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     on_round : callable, optional
         Called as ``on_round(round, score)`` after every round (1-based) with the validation NDCG@eval_at;
         an exception it raises (e.g. ``optuna.TrialPruned``) ends training and propagates.
+
+    LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
     if leaf_values not in ("diagonal", "exact"):
         raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
@@ -50,9 +117,23 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     params.update(engine_params or {})
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
+    longest = max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None)
+    if isinstance(objective, str) and objective == "lambdarank" and _largest_query(train_data)[1] > LIGHTGBM_MAX_QUERY:
+        raise ValueError(_query_limit_message("LightGBM's lambdarank objective", train_data, "training")
+                         + "; train with a plboost objective or rank_xendcg")
+    feval = None
+    own_metric = longest > LIGHTGBM_MAX_QUERY and not any(key in (engine_params or {}) for key in _METRIC_KEYS)
+    if own_metric:
+        # LightGBM's ndcg metric would refuse the data: plboost scores the validation data instead
+        params["metric"] = "None"
+        feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
     dataset_params = {k: v for k, v in params.items() if k != "objective"}
-    train_set = train_data.to_lightgbm(params=dataset_params).construct()
+    try:
+        with without_fatal_echo():  # bad parameters show here: LightGBM reads them all to build the bins
+            train_set = train_data.to_lightgbm(params=dataset_params).construct()
+    except lgb.basic.LightGBMError as error:
+        raise engine_refusal("LightGBM", error, params, engine_params) from error
     if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
         raise ValueError(
             f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
@@ -64,9 +145,9 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         refit = ExactLeafValues(objective, train_data, valid_data, params, eval_at=eval_at)
         params["objective"] = refit.objective
         params["metric"] = "None"
-        valid_sets = []
+        valid_sets, feval = [], None
     else:
-        valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params).construct()]
+        valid_sets = ([valid_data.to_lightgbm(reference=train_set, params=dataset_params)]
                       if valid_data is not None else [])
     metric_name = f"ndcg@{eval_at}"
     history: list[float] = []
@@ -89,8 +170,18 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         objective.warm_up()  # compilation is not training time
     start = time.perf_counter()
     try:
+        for valid_set in valid_sets:
+            valid_set.construct()
         booster = lgb.train(params, train_set, num_boost_round=rounds, valid_sets=valid_sets,
-                            valid_names=["valid"] * len(valid_sets), callbacks=callbacks)
+                            valid_names=["valid"] * len(valid_sets), feval=feval, callbacks=callbacks)
+    except lgb.basic.LightGBMError as error:
+        if "exceeds upper limit" in str(error):  # the ndcg metric asked for in engine_params
+            named = [(data, name) for data, name in ((train_data, "training"), (valid_data, "validation"))
+                     if data is not None and _largest_query(data)[1] > LIGHTGBM_MAX_QUERY]
+            if named:
+                raise ValueError(_query_limit_message("LightGBM's ndcg metric", *named[0])
+                                 + "; leave the metric to plboost (no metric= engine parameter)") from error
+        raise engine_refusal("LightGBM", error, params, engine_params) from error
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -98,6 +189,8 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     if refit is not None:
         logged["leaf_values"] = "exact"
         logged["metric"] = "ndcg (plboost, from the rewritten trees)"
+    elif own_metric:
+        logged["metric"] = f"ndcg (plboost: a query has over {LIGHTGBM_MAX_QUERY} documents)"
     return TrainedModel("lightgbm", booster, name, objective_params, logged, seconds,
                         rounds=len(trained),
                         best_iteration=booster.best_iteration if early_stopping else None,

@@ -7,7 +7,7 @@ import time
 import xgboost as xgb
 
 from ..objectives import RankingObjective
-from . import TrainedModel, describe_objective
+from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
 
 
@@ -37,6 +37,9 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     parameters mean what they mean in LightGBM: leaf-wise growth (``grow_policy="lossguide"``) with at
     most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``. ``engine_params`` override any
     of them. The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
+
+    XGBoost's refusal of a parameter (``max_bin=-5``, ``tree_method="bogus"``) raises ValueError naming it,
+    without XGBoost's stack trace.
     """
     if leaf_values != "diagonal":
         raise ValueError(f"leaf_values={leaf_values!r} is for LightGBM only (it rewrites leaves with "
@@ -62,6 +65,8 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
                             obj=None if isinstance(objective, str) else objective,
                             early_stopping_rounds=early_stopping or None, maximize=True if early_stopping else None,
                             verbose_eval=False, callbacks=[_Watch(bar, metric_name, history, on_round)])
+    except xgb.core.XGBoostError as error:  # a ValueError whose text ends in a C++ stack trace
+        raise engine_refusal("XGBoost", error, params, engine_params) from error
     finally:
         bar.close()
     seconds = time.perf_counter() - start

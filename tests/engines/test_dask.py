@@ -8,7 +8,7 @@ from distributed import Client, LocalCluster
 
 from plboost import metrics
 from plboost.cli import main as cli
-from plboost.data import load_splits, load_svmlight, make_synthetic
+from plboost.data import RankingData, load_splits, load_svmlight, make_synthetic
 from plboost.engines import train
 from plboost.engines.dask import (DaskRankingData, QuerySplitError, check_partitions, ranking_collections,
                                   train_dask)
@@ -126,3 +126,39 @@ def test_cli_trains_on_a_running_scheduler_from_several_files(client, tmp_path, 
     assert "umart(window=2) [lightgbm]" in capsys.readouterr().out
     assert cli(argv[:-3] + ["--quiet"]) == 2
     assert "several --train files need Dask" in capsys.readouterr().err
+
+
+def test_lightgbm_on_a_local_cluster_prints_no_network_log(tmp_path, capfd):
+    """LightGBM sets up its network on the workers before ``verbosity`` reaches it (issue 16): nothing shows."""
+    paths = [make_synthetic(n_queries=20, n_features=4, seed=seed).save_svmlight(tmp_path / f"part{seed}.txt")
+             for seed in range(2)]
+    argv = ["train", "--train", *map(str, paths), "--test", str(paths[0]), "--engine", "lightgbm", "--rounds", "3",
+            "--engine-param", "min_data_in_leaf=5", "--dask-local", "2", "--quiet"]
+    assert cli(argv) == 0
+    out, err = capfd.readouterr()
+    assert "plrank [lightgbm]" in out
+    for noise in ("[LightGBM]", "Finding random open ports", "n_jobs"):
+        assert noise not in out + err, (noise, out, err)
+
+
+@pytest.mark.parametrize("engine, params, message", [
+    ("lightgbm", {"max_bin": -5}, r"^LightGBM refuses the parameter max_bin=-5: Check failed: \(max_bin\) > \(1\)$"),
+    ("xgboost", {"max_bin": -5}, r"^XGBoost refuses the parameter max_bin=-5: value -5 for Parameter max_bin"),
+])
+def test_bad_engine_parameters_are_refused_before_the_workers_run(client, engine, params, message):
+    collections = ranking_collections(make_synthetic(n_queries=20, n_features=4, seed=0), n_partitions=2)
+    with pytest.raises(ValueError, match=message):
+        train_dask(engine, client, PLRank(), collections, rounds=2, engine_params=params)
+
+
+def test_lightgbm_on_dask_trains_on_a_query_of_over_10000_documents(client):
+    rng = np.random.default_rng(0)
+    sizes = [10_001, 40, 30, 20]
+    X = rng.normal(size=(sum(sizes), 3)).astype(np.float32)
+    data = RankingData(X, rng.integers(0, 3, sum(sizes)).astype(float), np.arange(4), np.r_[0, np.cumsum(sizes)])
+    collections = ranking_collections(data, n_partitions=2)
+    model = train_dask("lightgbm", client, PLRank(), collections, rounds=2, engine_params={"min_data_in_leaf": 5})
+    assert model.rounds == 2
+    with pytest.raises(ValueError, match=r"lambdarank objective takes queries of at most 10000 documents, and query "
+                                         r"0 of the training data \(counting from 0 over the partitions\) has 10001"):
+        train_dask("lightgbm", client, "lambdarank", collections, rounds=2)
