@@ -100,9 +100,9 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
     for package in VERSIONED_PACKAGES:
         if old_versions.get(package) != wanted["versions"].get(package):
             reasons.append(f"{package} {old_versions.get(package, '?')} -> {wanted['versions'].get(package)}")
-    for key in [k for k in list(wanted) + list(recorded) if k not in ("data", "spec", "versions")]:
+    for key in dict.fromkeys([*wanted, *recorded]):
         old, new = recorded.get(key), wanted.get(key)
-        if _same(old, new) or f"{key}:" in " ".join(reasons):
+        if key in ("data", "spec", "versions") or _same(old, new):
             continue
         if isinstance(old, dict) and isinstance(new, dict):
             changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}" for name in dict.fromkeys([*new, *old])

@@ -275,7 +275,7 @@ def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str,
     # the number of trials is not part of a study's identity: a larger --tune continues the same search
     if provenance is not None and "tuning" in provenance:
         provenance = {**provenance, "tuning": {k: v for k, v in provenance["tuning"].items() if k != "n_trials"}}
-    study = _open_study(optuna, name, storage, provenance, log)
+    study = _open_study(optuna, name, storage, provenance, tuning, log)
     finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)]
     if not finished and not any(t.state == optuna.trial.TrialState.WAITING for t in study.trials):
         study.enqueue_trial(space.defaults(spec))
@@ -311,9 +311,9 @@ def _trial_errors() -> tuple:
     return (ValueError, lightgbm.basic.LightGBMError)  # XGBoostError is a ValueError
 
 
-def _open_study(optuna, name, storage, provenance, log):
-    pruner_settings = (provenance or {}).get("tuning", {}).get("pruner", [5, 10])
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=pruner_settings[0], n_warmup_steps=pruner_settings[1])
+def _open_study(optuna, name, storage, provenance, tuning: Tuning, log):
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=tuning.pruner_startup_trials,
+                                         n_warmup_steps=tuning.pruner_warmup_rounds)
     wanted = json.dumps(provenance, sort_keys=True) if provenance is not None else None
     study = optuna.create_study(storage=storage, study_name=name, direction="maximize", pruner=pruner,
                                 load_if_exists=True)
