@@ -20,6 +20,26 @@ leaves: the scores the objective sees are always the model's own predictions on 
 Validation scores are kept the same way, and NDCG on them is reported to LightGBM's callbacks (its own
 metrics would read the stale cache and are switched off).
 
+Finding each training document's leaf costs O(n), without walking the tree over the raw features:
+LightGBM adds each new tree to its cached training scores leaf by leaf, ``score[d] += output(leaf)``
+in double precision, with the output already shrunk by the learning rate (``GBDT::TrainOneIter`` calls
+``Tree::Shrinkage`` and then ``UpdateScore``; the serial learner's ``AddPredictionToScore`` adds
+``Tree::LeafOutput``, the value ``Booster.get_leaf_output`` returns). The cached scores are public: the
+objective is handed them, and ``Booster.eval_train(feval)`` hands them to ``feval`` (copied out of
+LightGBM by ``LGBM_BoosterGetPredict``; with no training metric, which ``lgb.train`` sets up only when
+the training data is among ``valid_sets``, it computes nothing else). So the change of a document's
+cached score between the objective's call and the callback after the tree is the old output of its
+leaf, up to the rounding of ``(a + v) - a``, at most ``eps/2 (|a + v| + |change|)``
+(:func:`match_leaves`). Each document is matched to the leaf of the nearest output: unambiguous when no
+two outputs are within twice that bound. Documents whose nearest outputs cannot be told apart (two leaves
+with one value, e.g. several set to 0 by ``lambda_l1`` or clipped alike by ``max_delta_step``) are
+looked up with ``predict(pred_leaf=True)`` on their rows only, and the whole tree is if any change
+matches no output or the per-leaf counts differ from the tree's ``leaf_count`` (neither should happen;
+both are counted in :attr:`ExactLeafValues.fallbacks`). Every leaf holds a training document (LightGBM
+checks that each side of a split is non-empty; bagging, which would leave documents out, is refused), so
+every leaf is refitted. Validation documents have no cached score here (LightGBM is handed no validation
+set) and are still found by ``predict``.
+
 Trees are still grown with the diagonal hessians; only the leaf values change. Bagging, GOSS, DART,
 path smoothing, linear trees, monotone constraints and sample weights change how LightGBM computes leaf
 values and are refused.
@@ -27,11 +47,13 @@ values and are refused.
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
 
 from .. import metrics
+from .._jit import kernel
 from ..objectives import PLRank
 
 try:  # LightGBM >= 4.6 names the fields of an evaluation result
@@ -87,6 +109,70 @@ def leaf_values(gradient_sums, curvatures, *, learning_rate, lambda_l1=0.0, lamb
     return raw * learning_rate
 
 
+def match_leaves(change, values, magnitude: float):
+    """The leaf of every document from the change of its score when a tree was added.
+
+    Parameters
+    ----------
+    change : float64 array
+        Per document, LightGBM's cached score after the tree minus before it: ``fl(fl(a + v) - a)`` for
+        the output ``v`` of the document's leaf.
+    values : float64 array
+        The outputs of the tree's leaves, as LightGBM added them (before any rewrite).
+    magnitude : float
+        An upper bound of ``|a + v|`` over the documents (the largest cached score after the tree).
+
+    Returns
+    -------
+    leaf : int64 array or None
+        The leaf of every document, or None when some change is farther than the rounding bound from
+        every leaf value (the scores did not move by leaf outputs: the caller must look leaves up).
+    unresolved : bool array
+        Documents whose nearest leaf value lies within twice the bound of another leaf's: their ``leaf``
+        is one of those leaves, not necessarily the right one.
+
+    Why it is exact: rounding ``a + v`` errs by at most ``u |a + v|`` and the subtraction by at most
+    ``u |change|`` (``u = eps / 2``), so ``|change - v| <= tol`` with ``tol = 2 eps (magnitude +
+    max |change|)``, four times that bound (a margin for second-order terms). The nearest value ``w``
+    then satisfies ``|w - v| <= 2 tol``; if no other value lies within ``2 tol`` of ``w``, ``w`` is ``v``.
+    """
+    change = np.ascontiguousarray(change, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    largest = float(np.max(np.abs(change), initial=0.0))
+    tol = 2.0 * np.finfo(np.float64).eps * (abs(float(magnitude)) + largest)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    close = ~(np.diff(ordered) > 2.0 * tol)  # NaN or inf values count as close
+    ambiguous = np.zeros(ordered.size, dtype=np.bool_)
+    ambiguous[:-1] |= close
+    ambiguous[1:] |= close
+    leaf = np.empty(change.size, dtype=np.int64)
+    unresolved = np.empty(change.size, dtype=np.bool_)
+    unmatched = _match_kernel(change, ordered, (ordered[1:] + ordered[:-1]) * 0.5, tol, order.astype(np.int64),
+                              ambiguous, leaf, unresolved)
+    if unmatched:
+        return None, np.zeros(change.size, dtype=np.bool_)
+    return leaf, unresolved
+
+
+@kernel
+def _match_kernel(change, ordered, midpoints, tol, leaf_at, ambiguous_at, leaf, unresolved):
+    """For every document, the position of the nearest value in ``ordered`` (how many ``midpoints`` lie
+    below its change: a short loop the compiler vectorises, several times faster than a binary search
+    here), its leaf and whether that position is ambiguous. Returns 0, or 1 + the first document whose
+    change is farther than ``tol`` from the nearest value (NaN included)."""
+    for d in range(change.size):
+        c = change[d]
+        position = 0
+        for k in range(midpoints.size):
+            position += midpoints[k] < c
+        if not abs(c - ordered[position]) <= tol:
+            return d + 1
+        leaf[d] = leaf_at[position]
+        unresolved[d] = ambiguous_at[position]
+    return 0
+
+
 class ExactLeafValues:
     """Training-time companion of a :class:`~plboost.objectives.PLRank` objective under ``lgb.train``
     that rewrites every new tree's leaves with the exact Newton step (see the module docstring).
@@ -107,6 +193,11 @@ class ExactLeafValues:
         "diagonal" sums the objective's hessians instead, as LightGBM does: it reproduces LightGBM's own
         leaf values and serves as a check of the regularisation arithmetic.
     """
+
+    #: how the leaf of every training document is found: "scores" from the change of LightGBM's cached
+    #: training scores (see the module docstring), "predict" with ``Booster.predict(pred_leaf=True)`` on
+    #: the raw features (the former way, kept as a reference)
+    leaf_finder = "scores"
 
     def __init__(self, objective: PLRank, train_data, valid_data=None, params: dict | None = None, *,
                  eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
@@ -132,8 +223,17 @@ class ExactLeafValues:
         self.valid_scores = np.zeros(valid_data.n_docs) if valid_data is not None else None
         #: seconds spent finding leaves and rewriting them, per tree
         self.refit_seconds: list[float] = []
+        #: seconds spent finding the leaves of the training and validation documents, per tree
+        self.leaf_seconds: list[float] = []
+        #: trees for which some training documents' leaves had to be looked up with ``predict``, and how
+        #: many documents that was in all (see the module docstring)
+        self.fallbacks = 0
+        self.fallback_documents = 0
         self._trees = 0
         self._scores = self._grad = self._hess = None
+        self._cached = None  # LightGBM's cached training scores at the last objective call
+        if self.leaf_finder == "scores":
+            match_leaves(np.zeros(1), np.zeros(1), 0.0)  # compiles (or loads) the kernel before training
 
     def __deepcopy__(self, memo):
         # lgb.train deep-copies its parameters, this object's bound objective among them: the copy
@@ -147,7 +247,9 @@ class ExactLeafValues:
                              f"LightGBM passed {len(preds)}")
         if dataset.get_weight() is not None:
             raise ValueError("exact leaf values do not support sample weights")
-        self._scores = np.asarray(preds, dtype=np.float64) + self.correction
+        # a copy: `preds` is the Booster's own buffer, refilled in place whenever the cached scores are read
+        self._cached = np.array(preds, dtype=np.float64)
+        self._scores = self._cached + self.correction
         self._grad, self._hess = self._objective(self._scores, dataset)
         return self._grad, self._hess
 
@@ -164,11 +266,19 @@ class ExactLeafValues:
         tree = booster.num_trees() - 1
         if tree >= self._trees:
             self._trees = tree + 1
-            leaf = self._leaves(booster, self.train_data.X, env.iteration)
-            valid_leaf = (self._leaves(booster, self.valid_data.X, env.iteration) if self.valid_data is not None
-                          else leaf[:0])
-            n_leaves = int(max(leaf.max(), valid_leaf.max(initial=0))) + 1
-            old = np.array([booster.get_leaf_output(tree, index) for index in range(n_leaves)])
+            if self.leaf_finder == "predict":
+                leaf = _predicted_leaves(booster, self.train_data.X, env.iteration)
+                valid_leaf = (_predicted_leaves(booster, self.valid_data.X, env.iteration)
+                              if self.valid_data is not None else leaf[:0])
+                n_leaves = int(max(leaf.max(), valid_leaf.max(initial=0))) + 1
+                old = np.array([booster.get_leaf_output(tree, index) for index in range(n_leaves)])
+            else:
+                n_leaves, counts = _tree_leaf_counts(booster, env.iteration)
+                old = np.array([booster.get_leaf_output(tree, index) for index in range(n_leaves)])
+                leaf = self._training_leaves(booster, env.iteration, old, counts)
+                valid_leaf = (_predicted_leaves(booster, self.valid_data.X, env.iteration)
+                              if self.valid_data is not None else leaf[:0])
+            self.leaf_seconds.append(time.perf_counter() - start)
             new = self.new_leaf_values(leaf, n_leaves)
             unseen = np.bincount(leaf, minlength=n_leaves) == 0  # no training document: nothing to refit
             new[unseen] = old[unseen]
@@ -195,9 +305,76 @@ class ExactLeafValues:
         return leaf_values(gradient_sums, curvatures, learning_rate=self.learning_rate, lambda_l1=self.lambda_l1,
                            lambda_l2=self.lambda_l2, max_delta_step=self.max_delta_step)
 
-    @staticmethod
-    def _leaves(booster, X, iteration: int) -> np.ndarray:
-        return booster.predict(X, start_iteration=iteration, num_iteration=1, pred_leaf=True).reshape(-1)
+    def _training_leaves(self, booster, iteration: int, values, counts) -> np.ndarray:
+        """The leaf of every training document in the tree of ``iteration`` whose outputs are ``values``,
+        read off the change of LightGBM's cached training scores since the objective's call; looked up
+        with ``predict`` where that cannot tell (see the module docstring)."""
+        change, magnitude = _cached_score_change(booster, self._cached)
+        leaf, unresolved = match_leaves(change, values, magnitude) if change is not None else (None, None)
+        looked_up = 0
+        if leaf is not None and unresolved.any():
+            rows = np.flatnonzero(unresolved)
+            leaf[rows] = _predicted_leaves(booster, self.train_data.X[rows], iteration)
+            looked_up = rows.size
+        if leaf is not None and counts is not None and not np.array_equal(
+                np.bincount(leaf, minlength=len(values)), counts):
+            leaf = None
+        if leaf is None:
+            leaf = _predicted_leaves(booster, self.train_data.X, iteration)
+            looked_up = leaf.size
+        if looked_up:
+            self.fallbacks += 1
+            self.fallback_documents += looked_up
+        return leaf
+
+
+def _predicted_leaves(booster, X, iteration: int) -> np.ndarray:
+    """The leaf of every row of ``X`` in the tree of ``iteration``, by walking it over the features."""
+    return booster.predict(X, start_iteration=iteration, num_iteration=1, pred_leaf=True).reshape(-1)
+
+
+def _cached_score_change(booster, before):
+    """LightGBM's cached training scores now minus ``before``, and the largest ``|score|`` now.
+
+    ``Booster.eval_train(feval)`` hands ``feval`` the cached training scores (the array the objective is
+    handed too, refilled by ``LGBM_BoosterGetPredict``); the difference is taken at once, before anything
+    else reads the cache into that buffer. (None, None) when the scores do not come (another LightGBM).
+    """
+    if before is None:
+        return None, None
+    found = []
+
+    def grab(preds, _):
+        preds = np.asarray(preds, dtype=np.float64).reshape(-1)
+        if preds.shape == before.shape:
+            found.append((preds - before, float(np.max(np.abs(preds), initial=0.0))))
+        return "plboost_cached_scores", 0.0, True
+
+    booster.eval_train(feval=grab)
+    return found[0] if found else (None, None)
+
+
+_NUM_LEAVES = re.compile(r"^num_leaves=(\d+)\s*$", re.MULTILINE)
+_LEAF_COUNT = re.compile(r"^leaf_count=([-\d ]*)\s*$", re.MULTILINE)
+
+
+def _tree_leaf_counts(booster, iteration: int):
+    """The number of leaves of the tree of ``iteration`` and its training documents per leaf (None if not
+    given), from the model text of that tree alone (``Booster.model_to_string``; the JSON dump, 4 times
+    slower, if the text's form is not the expected one)."""
+    text = booster.model_to_string(start_iteration=iteration, num_iteration=1)
+    tree = text.find("\nTree=")
+    leaves = _NUM_LEAVES.search(text, tree) if tree >= 0 else None
+    if leaves is not None:
+        n_leaves = int(leaves.group(1))
+        counts = _LEAF_COUNT.search(text, leaves.end())
+        counts = np.array(counts.group(1).split(), dtype=np.int64) if counts is not None else None
+    else:  # pragma: no cover - another text format
+        info = booster.dump_model(start_iteration=iteration, num_iteration=1)["tree_info"][0]
+        n_leaves, counts = int(info["num_leaves"]), None
+    if counts is not None and counts.size != n_leaves:
+        counts = None
+    return n_leaves, counts
 
 
 class _RewriteLeaves:

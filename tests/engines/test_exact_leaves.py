@@ -8,7 +8,8 @@ import pytest
 from plboost import metrics
 from plboost.data import make_synthetic
 from plboost.engines import train
-from plboost.engines.exact_leaves import ExactLeafValues, leaf_values
+from plboost.engines import exact_leaves
+from plboost.engines.exact_leaves import ExactLeafValues, leaf_values, match_leaves
 from plboost.objectives import PLRank, UMart
 
 pytestmark = pytest.mark.engine
@@ -171,3 +172,156 @@ def test_other_objectives_and_engines_are_refused(small):
         train("xgboost", PLRank(), small, rounds=1, leaf_values="exact")
     with pytest.raises(ValueError, match="'diagonal' or 'exact'"):
         train("lightgbm", PLRank(), small, rounds=1, leaf_values="newton")
+
+
+# --- finding each training document's leaf from LightGBM's cached scores ---------------------------------------
+
+def train_refit(data, valid, params, rounds, finder, objective_seed=7):
+    """An exact-leaf run under lgb.train whose leaves are found by ``finder`` ("scores" or "predict")."""
+    objective = PLRank(top_k=5, n_permutations=2, seed=objective_seed)
+    full = {"num_leaves": 12, "min_data_in_leaf": 5, "learning_rate": 0.3, "verbosity": -1, "seed": 1, **params}
+    refit = ExactLeafValues(objective, data, valid, params=full)
+    refit.leaf_finder = finder
+    record = {}
+    booster = lgb.train({**full, "objective": refit.objective, "metric": "None"}, data.to_lightgbm(),
+                        num_boost_round=rounds, callbacks=[refit.callback, lgb.record_evaluation(record)])
+    return booster, refit, record
+
+
+def assert_same_model(a, b, X):
+    """Same trees (splits, children) and leaf values equal to float rounding, so the same predictions."""
+    trees_a, trees_b = a.dump_model()["tree_info"], b.dump_model()["tree_info"]
+    assert len(trees_a) == len(trees_b) > 0
+
+    def walk(x, y):
+        assert x.keys() == y.keys()
+        if "leaf_value" in x:
+            assert x["leaf_index"] == y["leaf_index"] and x["leaf_count"] == y["leaf_count"]
+            assert x["leaf_value"] == pytest.approx(y["leaf_value"], rel=1e-12, abs=1e-300)
+            return
+        for key in ("split_feature", "threshold", "decision_type", "default_left", "missing_type"):
+            assert x[key] == y[key], key
+        walk(x["left_child"], y["left_child"])
+        walk(x["right_child"], y["right_child"])
+
+    for x, y in zip(trees_a, trees_b):
+        assert x["num_leaves"] == y["num_leaves"]
+        walk(x["tree_structure"], y["tree_structure"])
+    np.testing.assert_allclose(a.predict(X, raw_score=True), b.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("params, shared", [
+    ({}, False),
+    ({"num_leaves": 31, "min_data_in_leaf": 2, "learning_rate": 1.0}, False),
+    ({"lambda_l1": 0.5}, True),  # leaves whose |gradient sum| <= lambda_l1 all get 0
+    ({"max_delta_step": 0.02, "lambda_l2": 1.0}, True),  # clipped leaves share +-0.02 * learning rate
+], ids=str)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_leaves_from_cached_scores_give_the_model_of_pred_leaf(params, shared, seed):
+    data = make_synthetic(n_queries=40, n_features=8, docs_per_query=(2, 40), seed=seed)
+    valid = make_synthetic(n_queries=20, n_features=8, docs_per_query=(2, 40), seed=seed + 100)
+    new, refit, record = train_refit(data, valid, params, 12, "scores")
+    old, reference, old_record = train_refit(data, valid, params, 12, "predict")
+    assert_same_model(new, old, np.vstack([data.X, valid.X]))
+    np.testing.assert_allclose(refit.correction, reference.correction, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(refit.valid_scores, reference.valid_scores, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(record["valid"]["ndcg@10"], old_record["valid"]["ndcg@10"], rtol=0, atol=1e-12)
+    assert len(refit.leaf_seconds) == new.num_trees() == 12
+    assert reference.fallbacks == 0  # counted for the cached-score finder only
+    if shared:  # two leaves of one value: their documents were looked up with predict
+        assert refit.fallbacks > 0 and 0 < refit.fallback_documents
+    else:
+        assert refit.fallbacks == refit.fallback_documents == 0
+
+
+def test_leaves_from_cached_scores_under_train_with_early_stopping(monkeypatch):
+    """Through plboost's own LightGBM training (validation scores, early stopping): the same model."""
+    data = make_synthetic(n_queries=40, n_features=8, docs_per_query=(2, 40), seed=5)
+    valid = make_synthetic(n_queries=20, n_features=8, docs_per_query=(2, 40), seed=6)
+
+    def run(finder):
+        monkeypatch.setattr(ExactLeafValues, "leaf_finder", finder)
+        return train("lightgbm", PLRank(n_permutations=2, seed=2), data, valid, rounds=40, early_stopping=4,
+                     learning_rate=0.5, num_leaves=8, engine_params={"min_data_in_leaf": 5}, leaf_values="exact")
+
+    new, old = run("scores"), run("predict")
+    assert new.rounds == old.rounds and new.best_iteration == old.best_iteration
+    assert new.valid_history == pytest.approx(old.valid_history, abs=1e-12)
+    assert_same_model(new.booster, old.booster, data.X)
+
+
+def test_the_leaf_found_is_pred_leafs_on_every_tree(monkeypatch):
+    """Random data, many trees, varied learning rates and leaf counts: every training document's leaf found
+    from the cached scores is the leaf ``predict(pred_leaf=True)`` gives, on every tree."""
+    checked = []
+    find = ExactLeafValues._training_leaves
+
+    def compared(self, booster, iteration, values, counts):
+        leaf = find(self, booster, iteration, values, counts)
+        expected = booster.predict(self.train_data.X, start_iteration=iteration, num_iteration=1,
+                                   pred_leaf=True).ravel()
+        np.testing.assert_array_equal(leaf, expected)
+        np.testing.assert_array_equal(np.bincount(expected, minlength=len(values)), counts)  # leaf_count is exact
+        checked.append(self.fallbacks)
+        return leaf
+
+    monkeypatch.setattr(ExactLeafValues, "_training_leaves", compared)
+    rng = np.random.default_rng(0)
+    for trial in range(6):
+        data = make_synthetic(n_queries=int(rng.integers(20, 80)), n_features=int(rng.integers(2, 20)),
+                              docs_per_query=(1, int(rng.integers(5, 60))), noise=float(rng.uniform(0.2, 3)),
+                              seed=trial)
+        params = {"num_leaves": int(rng.integers(2, 40)), "min_data_in_leaf": int(rng.integers(1, 20)),
+                  "learning_rate": float(rng.choice([0.05, 0.3, 1.0, 3.0])), "lambda_l2": float(rng.uniform(0, 2))}
+        booster, refit, _ = train_refit(data, None, params, 25, "scores", objective_seed=trial)
+        assert booster.num_trees() == len(refit.leaf_seconds) > 0
+    assert len(checked) >= 100
+
+
+def test_a_tree_whose_score_changes_match_no_leaf_is_looked_up_whole(monkeypatch):
+    """If the cached scores did not move by the tree's leaf outputs (another LightGBM), every document of
+    that tree is looked up with predict, counted, and the model is still the reference's."""
+    data = make_synthetic(n_queries=30, n_features=6, docs_per_query=(2, 30), seed=8)
+    change = exact_leaves._cached_score_change
+    calls = []
+
+    def off_on_third_tree(booster, before):
+        found, magnitude = change(booster, before)
+        calls.append(None)
+        return (found + 1e-3, magnitude) if len(calls) == 3 else (found, magnitude)
+
+    monkeypatch.setattr(exact_leaves, "_cached_score_change", off_on_third_tree)
+    new, refit, _ = train_refit(data, None, {}, 5, "scores")
+    old, _, _ = train_refit(data, None, {}, 5, "predict")
+    assert refit.fallbacks == 1 and refit.fallback_documents == data.n_docs
+    assert_same_model(new, old, data.X)
+
+
+def test_match_leaves_is_exact_to_rounding_and_flags_what_it_cannot_tell():
+    rng = np.random.default_rng(1)
+    values = np.array([0.1, -0.25, 3e-9, 0.1 + 1e-6, -0.25, 0.0, 7.0])  # leaves 1 and 4 share a value
+    leaf = rng.integers(0, values.size, 20_000)
+    before = rng.normal(size=leaf.size) * rng.choice([1e-3, 1.0, 30.0, 1e4], size=leaf.size)
+    after = before + values[leaf]
+    found, unresolved = match_leaves(after - before, values, np.abs(after).max())
+    np.testing.assert_array_equal(unresolved, np.isin(leaf, [1, 4]))
+    np.testing.assert_array_equal(found[~unresolved], leaf[~unresolved])
+    assert np.all(np.isin(found[unresolved], [1, 4]))
+    # a change farther than rounding from every value, or NaN: nothing is claimed
+    for bad in (1e-9, np.nan):
+        change = after - before
+        change[17] += bad
+        found, unresolved = match_leaves(change, values, np.abs(after).max())
+        assert found is None and not unresolved.any()
+    # one leaf: every document is in it
+    found, unresolved = match_leaves(np.full(5, 0.5), np.array([0.5]), 2.0)
+    np.testing.assert_array_equal(found, 0)
+    assert not unresolved.any()
+    # exact ties in the arithmetic are not ties in the answer: values a few ulps apart are told apart
+    # only when the scores are small enough
+    close = np.array([1.0, 1.0 + 8 * np.finfo(float).eps])
+    found, unresolved = match_leaves(close[[0, 1, 1]], close, 0.0)
+    np.testing.assert_array_equal(found, [0, 1, 1])
+    assert not unresolved.any()
+    found, unresolved = match_leaves(close[[0, 1, 1]], close, 100.0)
+    assert unresolved.all()

@@ -1,0 +1,123 @@
+"""The ``leaves`` benchmark of ``scripts/bench.py``, with the cost of finding each document's leaf.
+
+LightGBM training time per tree with PLRank's exact Newton leaf values against LightGBM's own (diagonal)
+ones, three trainings alternated A/B/C/A/B/C (medians compared, so that drifts of the machine's speed hit
+all alike): diagonal leaves, exact leaves whose documents' leaves are read off LightGBM's cached training
+scores (the default), and exact leaves found by ``Booster.predict(pred_leaf=True)`` (the former way).
+
+    python scripts/_bench_leaves.py                 # 3000 queries, 50 rounds, 5 repeats
+    python scripts/_bench_leaves.py --small
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from contextlib import contextmanager
+
+from plboost.data import make_synthetic
+from plboost.objectives import PLRank
+
+
+def alternate_all(functions, repeats: int) -> list[float]:
+    """Median seconds of each of ``functions`` over ``repeats`` alternated runs (after one warm-up each)."""
+    for function in functions:
+        function()
+    times = [[] for _ in functions]
+    for _ in range(repeats):
+        for function, spent in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            spent.append(time.perf_counter() - start)
+    return [statistics.median(spent) for spent in times]
+
+
+@contextmanager
+def _recording_refits(finder: str, into: list):
+    """Train with ``ExactLeafValues.leaf_finder = finder`` and collect the ExactLeafValues objects that
+    ``train`` creates (it keeps them to itself: its module's name for the class is swapped for a subclass)."""
+    from plboost.engines import lightgbm as engine
+    from plboost.engines.exact_leaves import ExactLeafValues
+
+    class Recorded(ExactLeafValues):
+        leaf_finder = finder
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            into.append(self)
+
+    engine.ExactLeafValues = Recorded
+    try:
+        yield
+    finally:
+        engine.ExactLeafValues = ExactLeafValues
+
+
+def leaf_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+    """Per-tree training time with exact leaf values against the diagonal ones, and per-tree time spent
+    finding the training documents' leaves from the cached scores against ``predict(pred_leaf=True)``."""
+    from plboost.engines import train
+
+    data = make_synthetic(n_queries=n_queries, seed=1)
+    objective = PLRank(top_k=10, n_permutations=3)
+    objective.warm_up()
+    refits = {"scores": [], "predict": []}
+
+    def run(leaf_values, finder=None):
+        def go():
+            if finder is None:
+                train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
+                      leaf_values=leaf_values)
+                return
+            with _recording_refits(finder, refits[finder]):
+                train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
+                      leaf_values=leaf_values)
+        return go
+
+    exact, diagonal, former = alternate_all([run("exact", "scores"), run("diagonal"), run("exact", "predict")],
+                                            repeats)
+
+    def per_tree(finder, attribute):
+        return 1e3 * statistics.median(statistics.median(getattr(r, attribute)) for r in refits[finder])
+
+    finding, finding_before = per_tree("scores", "leaf_seconds"), per_tree("predict", "leaf_seconds")
+    rewriting, rewriting_before = per_tree("scores", "refit_seconds"), per_tree("predict", "refit_seconds")
+    trees = sum(len(r.leaf_seconds) for r in refits["scores"])
+    fallbacks = sum(r.fallbacks for r in refits["scores"])
+    fallback_docs = sum(r.fallback_documents for r in refits["scores"])
+    common = {"documents": data.n_docs, "queries": data.n_queries}
+    return [
+        {"kernel": "LightGBM training with PLRank(n_permutations=3), exact leaves, per tree", **common,
+         "ms": 1e3 * exact / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
+         "ratio": exact / diagonal,
+         "note": f"{rounds} rounds, 31 leaves; rewriting leaves {rewriting:.2f} ms/tree of which finding them "
+                 f"{finding:.2f}; {fallbacks} of {trees} trees fell back to pred_leaf ({fallback_docs} documents)"},
+        {"kernel": "the same, exact leaves found by predict(pred_leaf=True) (the former way)", **common,
+         "ms": 1e3 * former / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
+         "ratio": former / diagonal,
+         "note": f"rewriting leaves {rewriting_before:.2f} ms/tree of which finding them {finding_before:.2f}"},
+        {"kernel": "finding the training documents' leaves of one tree, from LightGBM's cached scores", **common,
+         "ms": finding, "baseline": "Booster.predict(pred_leaf=True)", "baseline ms": finding_before,
+         "ratio": finding / finding_before,
+         "note": "medians over trees and runs, from the two exact-leaf trainings above"},
+    ]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
+    parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (1 if args.small else 5)
+    rows = leaf_rows(30 if args.small else 3_000, 3 if args.small else 50, repeats)
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "|".join("---" for _ in columns) + "|")
+    for row in rows:
+        print("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
