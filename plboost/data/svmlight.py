@@ -7,8 +7,10 @@ gzip-compressed; lines may end in LF, CRLF or CR (old Mac files), even mixed, an
 the start is skipped. Files without a ``qid:`` column (LightGBM's examples) give their query sizes in a
 separate ``.query`` file, one size per line.
 
-The parsing itself is scikit-learn's (:func:`sklearn.datasets.load_svmlight_file`), run on chunks of whole
-lines; everything it does not check is checked here, and every error names the file and line.
+Lines are read as scikit-learn's :func:`sklearn.datasets.load_svmlight_file` reads them (the same values
+bit for bit, the same lines refused), by compiled kernels (:mod:`plboost.data._svmlight_kernels`) that read
+chunks of whole lines in parallel and leave the rare unusual line to Python; everything scikit-learn does
+not check is checked here, and every error names the file and line.
 """
 
 from __future__ import annotations
@@ -21,23 +23,29 @@ import itertools
 import numbers
 import os
 import stat
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
+import numba
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 from tqdm import tqdm
 
 from .._queries import (DEFAULT_MAX_LABEL, InvalidLabelError, NonContiguousQueryError, check_labels,
                         offsets_from_boundaries, offsets_from_qids, offsets_from_sizes)
+from . import _svmlight_kernels as _kernels
 from . import cache as _cache
 
-# Big enough to amortise the per-call overhead of scikit-learn's parser, small enough to keep its per-line
-# growth of the query-id array (quadratic in the lines of one call) negligible.
+# The file is read and checked a chunk of whole lines at a time. The checks run chunk by chunk (syntax, then
+# query ids, labels, indices, values, size), so the chunk size decides which of two errors in different lines
+# is reported: it stays what it was with scikit-learn's parser. Each chunk is read in parallel parts.
 _CHUNK_BYTES = 16 << 20
+_PARTS_PER_THREAD = 4  # parts of a chunk per thread, for an even load
+_PART_BYTES = 1 << 16  # smallest part
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16 LE, BE; UTF-32 BE (LE starts as UTF-16 LE)
@@ -299,7 +307,12 @@ def load_splits(*paths, **options) -> list[RankingData | None]:
 
 
 class _Parser:
-    """One pass over a file: chunks parsed by scikit-learn, then validated; errors located by line."""
+    """One pass over a file: each chunk read by the compiled kernels, then validated; errors located by line.
+
+    The features of the chunks read so far are kept in their final form as the file is read: a dense ``X``
+    grown in place by whole chunks (and widened in place when a later chunk has a larger feature index),
+    or one CSR piece per chunk.
+    """
 
     def __init__(self, path: Path, *, n_features, dense, dtype, zero_based, max_label, max_dense_gib="auto"):
         self.path, self.n_features, self.dense, self.dtype = path, n_features, dense, dtype
@@ -307,45 +320,45 @@ class _Parser:
         self.has_qid: bool | None = None  # decided by the first data line
         self.chunk_rows: list[int] = []
         self.n_rows = self.n_values = 0  # documents and stored values of the chunks parsed so far
-        self.widest: tuple[int, int, int, int] | None = None  # (width, chunk, row in it, index) of the largest index
+        self.widest: tuple[int, int, int] | None = None  # (width, line, index) of the largest index so far
+        self.X: np.ndarray | None = None  # dense: the rows read so far
+        self.pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # sparse: (values, columns, row sizes)
 
     def parse(self, query_path: Path | None, *, progress: bool) -> RankingData:
-        pieces = []  # (features, labels, per-row query ids) of each chunk that holds documents
+        labels, row_qids = [], []
         with contextlib.closing(_read_chunks(self.path, progress=progress)) as chunks:
             for chunk, first_line in chunks:
                 piece = self._parse_chunk(chunk, first_line)
-                self.chunk_rows.append(0 if piece is None else piece[1].size)
+                self.chunk_rows.append(0 if piece is None else piece[0].size)
                 if piece is not None:
-                    pieces.append(piece)
-        if not pieces:
+                    labels.append(piece[0])
+                    row_qids.append(piece[1])
+        if not labels:
             raise DataFormatError(self.path, None, "no data lines (the file is empty or holds only comments)")
 
-        blocks, labels, row_qids = zip(*pieces)
         labels = np.concatenate(labels)
         n_docs = labels.size
-        width = self.n_features or max(block.shape[1] for block in blocks)
+        width = self.n_features or (self.widest[0] if self.widest else 0)
         if self.dense:
-            X = np.zeros((n_docs, width), dtype=self.dtype)
-            start = 0
-            for block in blocks:
-                X[start:start + block.shape[0], :block.shape[1]] = block
-                start += block.shape[0]
+            self._widen(width)
+            X, self.X = self.X, None
         else:
-            for block in blocks:
-                block.resize(block.shape[0], width)
-            X = sp.vstack(blocks, format="csr")
+            values, columns, sizes = (np.concatenate(parts) for parts in zip(*self.pieces))
+            self.pieces = []
+            indptr = np.zeros(n_docs + 1, dtype=np.int64)
+            np.cumsum(sizes, out=indptr[1:])
+            X = sp.csr_matrix((values, columns, indptr), shape=(n_docs, width))
         offsets, qids = self._queries(np.concatenate(row_qids), n_docs, query_path)
         return RankingData(X, labels, qids, offsets, self.path)
 
     def _parse_chunk(self, chunk: bytes, first_line: int) -> tuple | None:
-        """(features, labels, per-row query ids) of a chunk, or None if it holds no document.
-
-        The features are a dense block or a CSR matrix, as wide as the chunk needs (or ``n_features``).
-        """
+        """(labels, per-row query ids) of a chunk, or None if it holds no document; its features are added to
+        ``X`` or ``pieces``."""
+        docs = _read_documents(chunk, first_line, self.dtype)
         try:
-            X, labels, row_qids = load_svmlight_file(io.BytesIO(chunk), dtype=self.dtype, zero_based=True,
-                                                     query_id=True)
-        except (ValueError, OverflowError) as exc:
+            for row in np.flatnonzero(docs.flags).tolist():
+                _read_again(chunk, docs, row)
+        except (ValueError, OverflowError) as exc:  # a line scikit-learn's parser refuses: say why
             for line, tokens in _data_lines(chunk, first_line):
                 problem = _syntax_problem(tokens)
                 if problem:
@@ -353,51 +366,72 @@ class _Parser:
             last_line = first_line + chunk.count(b"\n")
             raise DataFormatError(self.path, None, f"scikit-learn cannot parse lines {first_line}-{last_line}: "
                                                    f"{_cut(str(exc))}") from exc
-        n_rows = X.shape[0]
+        n_rows = docs.labels.size
         if n_rows == 0:
             return None
 
         if self.has_qid is None:
-            self.has_qid = _has_qid(next(_data_lines(chunk, first_line))[1])
-        if row_qids.size != (n_rows if self.has_qid else 0):
-            line = next(line for line, tokens in _data_lines(chunk, first_line)
-                        if _has_qid(tokens) != self.has_qid)
-            raise DataFormatError(self.path, line, "no qid: on this line, but earlier lines have one" if
-                                  self.has_qid else "a qid: on this line, but earlier lines have none")
+            self.has_qid = bool(docs.has_qid[0])
+        other = np.flatnonzero(docs.has_qid != self.has_qid)
+        if other.size:
+            raise DataFormatError(self.path, int(docs.lines[other[0]]), "no qid: on this line, but earlier lines "
+                                  "have one" if self.has_qid else "a qid: on this line, but earlier lines have none")
 
         try:
-            labels = check_labels(labels, max_label=self.max_label)
+            labels = check_labels(docs.labels, max_label=self.max_label)
         except InvalidLabelError as exc:
-            raise DataFormatError(self.path, _line_of_row(chunk, first_line, exc.position),
+            raise DataFormatError(self.path, int(docs.lines[exc.position]),
                                   f"label {exc.value:g} {exc.reason}") from None
 
-        columns = X.indices.astype(np.int64) - (not self.zero_based)
+        indices, values = docs.indices, docs.values
+        columns = indices - np.int32(not self.zero_based)
         if columns.size and columns.min() < 0:
             k = int(np.argmax(columns < 0))
-            self._raise_at_entry(chunk, first_line, X.indptr, k, "feature index 0 in a file with 1-based "
-                                 "indices (the LETOR convention); pass zero_based=True for 0-based files")
-        if self.n_features is not None and columns.size and columns.max() >= self.n_features:
+            self._raise_at_entry(docs, k, "feature index 0 in a file with 1-based indices (the LETOR "
+                                 "convention); pass zero_based=True for 0-based files")
+        if self.n_features is not None and columns.size and int(columns.max()) >= self.n_features:
             k = int(np.argmax(columns >= self.n_features))
-            self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature index {X.indices[k]} is beyond "
-                                 f"n_features={self.n_features}")
-        infinite = np.isinf(X.data)
+            self._raise_at_entry(docs, k, f"feature index {indices[k]} is beyond n_features={self.n_features}")
+        infinite = np.isinf(values)
         if infinite.any():
             k = int(np.argmax(infinite))
-            self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature {X.indices[k]} is {X.data[k]}; "
-                                 "infinite values are not accepted (write nan for a missing value)")
+            self._raise_at_entry(docs, k, f"feature {indices[k]} is {values[k]}; infinite values are not "
+                                 "accepted (write nan for a missing value)")
 
         width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
         if self.n_features is None and columns.size and (self.widest is None or width > self.widest[0]):
             k = int(np.argmax(columns))
-            self.widest = (width, len(self.chunk_rows), _row_of_entry(X.indptr, k), int(X.indices[k]))
+            self.widest = (width, int(docs.lines[_row_of_entry(docs.indptr, k)]), int(indices[k]))
         self.n_rows += n_rows
-        self.n_values += X.data.size
+        self.n_values += values.size
         if self.dense:
-            self._check_dense_size(chunk, first_line)
-        block = sp.csr_matrix((X.data, columns, X.indptr), shape=(n_rows, width))
-        return (block.toarray() if self.dense else block), labels, row_qids
+            self._check_dense_size()
+            self._widen(self.n_features or (self.widest[0] if self.widest else 0))
+            start = self.X.shape[0]
+            self.X.resize((start + n_rows, self.X.shape[1]), refcheck=False)  # new rows of zeros
+            _kernels.scatter(self.X, start, docs.indptr, columns, values)
+        else:
+            self.pieces.append((values, columns, np.diff(docs.indptr)))
+        return labels, docs.qids
 
-    def _check_dense_size(self, chunk: bytes, first_line: int) -> None:
+    def _widen(self, width: int) -> None:
+        """Make the dense ``X`` (created empty if need be) ``width`` columns wide, in place."""
+        if self.X is None:
+            self.X = np.zeros((0, width), dtype=self.dtype)
+        elif width > self.X.shape[1]:
+            n_rows, old = self.X.shape
+            self.X.resize((n_rows, width), refcheck=False)  # the same bytes first, then zeros
+            flat = self.X.reshape(-1)
+            # move the rows to their new places, the last first: a block's rows land at or after where they
+            # were, past the rows before it (blocks, so that numpy's copy of overlapping memory stays small)
+            block = max(1, (1 << 20) // width)
+            for end in range(n_rows, 0, -block):
+                start = max(0, end - block)
+                rows = flat[start * width:end * width].reshape(end - start, width)
+                rows[:, :old] = flat[start * old:end * old].reshape(end - start, old)
+                rows[:, old:] = 0
+
+    def _check_dense_size(self) -> None:
         """Refuse, before allocating it, a dense X of the documents so far that is above ``max_dense_gib``."""
         width = self.n_features or (self.widest[0] if self.widest else 0)
         gib = self.n_rows * width * self.dtype.itemsize / 2**30
@@ -418,18 +452,16 @@ class _Parser:
         else:
             return
         if self.n_features is None:
-            _, chunk_number, row, index = self.widest
-            line = (_line_of_row(chunk, first_line, row) if chunk_number == len(self.chunk_rows)
-                    else self._line_of_chunk_row(chunk_number, row))
+            _, line, index = self.widest
             cause = f"feature index {index} makes X {width:,} columns wide"
         else:
             line, cause = None, f"n_features={self.n_features} makes X {width:,} columns wide"
         raise DataFormatError(self.path, line, f"{cause}: pass dense=False for a sparse X; dense {self.dtype}, the "
                               f"{self.n_rows:,} document(s) read so far need {gib:.3g} GiB, {reason}")
 
-    def _raise_at_entry(self, chunk, first_line, indptr, k, message):
+    def _raise_at_entry(self, docs: "_Documents", k: int, message: str):
         """Raise ``message`` at the line of the ``k``-th stored feature value of a chunk."""
-        raise DataFormatError(self.path, _line_of_row(chunk, first_line, _row_of_entry(indptr, k)), message)
+        raise DataFormatError(self.path, int(docs.lines[_row_of_entry(docs.indptr, k)]), message)
 
     def _queries(self, row_qids: np.ndarray, n_docs: int, query_path: Path | None):
         """Offsets and per-query ids from the qid column, or from the query file if there is none."""
@@ -455,13 +487,109 @@ class _Parser:
         """Line number of the ``row``-th document of the file (reads the file again up to it)."""
         starts = np.cumsum([0, *self.chunk_rows])
         k = int(np.searchsorted(starts, row, side="right")) - 1
-        return self._line_of_chunk_row(k, row - int(starts[k]))
-
-    def _line_of_chunk_row(self, k: int, row: int) -> int:
-        """Line number of the ``row``-th document of the ``k``-th chunk (reads the file again up to it)."""
         with contextlib.closing(_read_chunks(self.path)) as chunks:
             chunk, first_line = next(itertools.islice(chunks, k, None))
-        return _line_of_row(chunk, first_line, row)
+        return _line_of_row(chunk, first_line, row - int(starts[k]))
+
+
+class _Documents(NamedTuple):
+    """The documents of a chunk, as the kernels read them: per document its label, query id (0 if none),
+    whether it has a ``qid`` token, a flag (its line is to be read again in Python), its line number and the
+    offset of its line in the chunk; its features as CSR (``indptr``, the file's indices, values)."""
+
+    labels: np.ndarray
+    qids: np.ndarray
+    has_qid: np.ndarray
+    flags: np.ndarray
+    lines: np.ndarray
+    line_starts: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+
+
+def _read_documents(chunk: bytes, first_line: int, dtype: np.dtype) -> _Documents:
+    """Read the documents of a chunk of whole lines whose first line is ``first_line``, in parts on threads.
+
+    A first pass counts the line ends, documents and entries of each part, a second writes each part from
+    the offsets these counts give (see :mod:`plboost.data._svmlight_kernels`).
+    """
+    buf = np.frombuffer(chunk, dtype=np.uint8)
+    n_parts = max(1, min(_PARTS_PER_THREAD * numba.get_num_threads(), len(chunk) // _PART_BYTES))
+    bounds = [0]
+    for p in range(1, n_parts):
+        at = chunk.find(b"\n", max(bounds[-1], len(chunk) * p // n_parts))
+        bounds.append(len(chunk) if at < 0 else at + 1)
+    bounds.append(len(chunk))
+    parts = list(itertools.pairwise(bounds))
+    counts = np.array(_run([(_kernels.count_part, (buf, start, end)) for start, end in parts]), dtype=np.int64)
+    starts = np.zeros((n_parts + 1, 3), dtype=np.int64)
+    np.cumsum(counts.reshape(n_parts, 3), axis=0, out=starts[1:])
+    n_rows, n_entries = int(starts[-1, 1]), int(starts[-1, 2])
+    docs = _Documents(labels=np.empty(n_rows), qids=np.empty(n_rows, dtype=np.int64),
+                      has_qid=np.empty(n_rows, dtype=np.bool_), flags=np.empty(n_rows, dtype=np.uint8),
+                      lines=np.empty(n_rows, dtype=np.int64), line_starts=np.empty(n_rows, dtype=np.int64),
+                      indptr=np.zeros(n_rows + 1, dtype=np.int64), indices=np.empty(n_entries, dtype=np.int32),
+                      values=np.empty(n_entries, dtype=dtype))
+    _run([(_kernels.fill_part, (buf, start, end, first_line + int(line), int(row), int(entry), *docs))
+          for (start, end), (line, row, entry) in zip(parts, starts[:-1].tolist())])
+    return docs
+
+
+def _run(calls: list) -> list:
+    """``function(*args)`` for each ``(function, args)`` of ``calls``, on up to Numba's number of threads
+    (the kernels release the GIL)."""
+    n_threads = min(numba.get_num_threads(), len(calls))
+    if n_threads <= 1:
+        return [function(*args) for function, args in calls]
+    with _POOLS_LOCK:  # one pool per process and size: a forked child inherits the dict, not the threads
+        pool = _POOLS.get((os.getpid(), n_threads))
+        if pool is None:
+            pool = _POOLS[os.getpid(), n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="plboost-read")
+    return [future.result() for future in [pool.submit(function, *args) for function, args in calls]]
+
+
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _read_again(chunk: bytes, docs: _Documents, row: int) -> None:
+    """Read a flagged document's line in Python, as scikit-learn would, into ``docs``; ValueError or
+    OverflowError where scikit-learn refuses it."""
+    start = int(docs.line_starts[row])
+    end = chunk.find(b"\n", start)
+    label, qid, indices, values = _read_line(_uncommented(chunk[start:end if end >= 0 else len(chunk)]).split())
+    docs.labels[row] = label
+    docs.qids[row] = 0 if qid is None else qid
+    lo, hi = int(docs.indptr[row]), int(docs.indptr[row + 1])
+    assert hi - lo == len(indices) and docs.has_qid[row] == (qid is not None)
+    docs.indices[lo:hi] = indices
+    docs.values[lo:hi] = values
+
+
+def _read_line(tokens: list[bytes]) -> tuple[float, int | None, list[int], list[float]]:
+    """``(label, query id or None, indices, values)`` of a data line's tokens, read as scikit-learn's parser
+    reads them (Python's ``float()`` and ``int()``, a C ``int`` index), with its errors."""
+    label = float(tokens[0])
+    features = tokens[1:]
+    qid = None
+    if features and features[0].startswith(b"qid"):
+        _, value = features.pop(0).split(b":", 1)
+        qid = int(np.int64(value))
+    indices, values, previous = [], [], -1
+    for token in features:
+        index, value = token.split(b":", 1)
+        index = int(index)
+        if not -2**31 <= index < 2**31:
+            raise OverflowError("value too large to convert to int")
+        if index < 0:
+            raise ValueError(f"Invalid index {index} in SVMlight/LibSVM data file.")
+        if index <= previous:
+            raise ValueError("Feature indices in SVMlight/LibSVM data file should be sorted and unique.")
+        indices.append(index)
+        values.append(float(value))
+        previous = index
+    return label, qid, indices, values
 
 
 def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes, int]]:

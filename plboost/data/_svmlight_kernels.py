@@ -1,0 +1,356 @@
+"""Compiled kernels of the SVMlight/LETOR parser (see :mod:`plboost.data.svmlight`).
+
+A chunk of whole lines (LF line ends) is cut into parts that start at line starts, and read in two
+passes over the parts, each part on a thread (the kernels release the GIL): the first counts the lines,
+documents and ``index:value`` pairs of each part (:func:`count_part`), the second writes each part's
+documents at the offsets those counts give, into flat arrays: labels, query ids, and the features as a CSR
+matrix (:func:`fill_part`). The kernels are serial: Numba's ``parallel=True`` loops take seconds to compile.
+
+A line is split as scikit-learn splits it: the text from the first ``#`` on is a comment (unless a NUL byte
+comes before it: scikit-learn finds ``#`` with C's ``strchr``, which stops there), tokens are separated by
+ASCII whitespace, the first token is the label, a second token starting with ``qid`` is the query id, and
+every other token is ``index:value``. The kernels read only the plain spellings: decimals
+``[+-]digits[.digits][(e|E)[+-]digits]`` with at most 19 significant digits, ``nan``, ``inf`` and
+``infinity`` (any case, signed), indices of at most 10 digits, and ``qid:`` with at most 18 digits. A line
+with anything else (another spelling that Python accepts, such as ``1_000``, ``+3:1`` or a 30-digit
+mantissa, or an error) is flagged, to be read again in Python, which accepts it exactly as scikit-learn
+does or finds what is wrong with it.
+
+Decimals are rounded correctly, as Python's ``float()`` rounds them (the value is then cast to the output
+type, as scikit-learn casts it). A mantissa ``w < 2**53`` scaled by ``10**q`` with ``|q| <= 22`` takes one
+multiplication or division of exact doubles, which is correctly rounded (Clinger's fast path). Otherwise
+``w * 10**q = w * 5**q * 2**q`` is computed with a 128-bit truncation of ``5**q``: the exact product lies
+less than ``2**64`` units above the 192-bit product computed, so when no rounding boundary of a double lies
+in that interval the rounding is decided. When one does (a tie, or too close to one to tell), or when the
+result is not a normal double, the line is flagged like any other unusual spelling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel
+
+_MIN_Q, _MAX_Q = -342, 308  # decimal exponents of the table of powers of five
+
+
+def _powers_of_five() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``5**q`` for q in [_MIN_Q, _MAX_Q] as ``(hi, lo, e)``: ``T = hi * 2**64 + lo`` in [2**127, 2**128) is
+    ``5**q * 2**(127 - e)`` rounded down, where ``2**e <= 5**q < 2**(e + 1)``."""
+    count = _MAX_Q - _MIN_Q + 1
+    hi, lo, exponent = np.zeros(count, np.uint64), np.zeros(count, np.uint64), np.zeros(count, np.int64)
+    for i, q in enumerate(range(_MIN_Q, _MAX_Q + 1)):
+        if q >= 0:
+            e = (5 ** q).bit_length() - 1
+            mantissa = 5 ** q << (127 - e) if e <= 127 else 5 ** q >> (e - 127)
+        else:
+            e = -(5 ** -q).bit_length()  # 2**(L - 1) < 5**-q < 2**L, L its bit length
+            mantissa = (1 << (127 - e)) // 5 ** -q
+        hi[i], lo[i], exponent[i] = mantissa >> 64, mantissa & (2**64 - 1), e
+    return hi, lo, exponent
+
+
+_POW5_HI, _POW5_LO, _POW5_E = _powers_of_five()
+_POW10 = np.array([10.0 ** k for k in range(23)])  # exact doubles
+_INFINITY = np.frombuffer(b"infinity", dtype=np.uint8)
+# uint64 constants: Numba types an expression that mixes uint64 and int64 as float64
+_U0, _U1, _U10, _U32, _U63 = (np.uint64(k) for k in (0, 1, 10, 32, 63))
+_LOW32, _ALL64, _TWO53 = np.uint64(2**32 - 1), np.uint64(2**64 - 1), np.uint64(2**53)
+
+
+@kernel
+def _scale(w, q):
+    """``(w * 10**q correctly rounded, True)`` for an integer 0 < w < 2**64, or ``(0.0, False)`` where this
+    cannot decide the rounding or the result is not a normal double.
+
+    With ``w' = w * 2**z`` in [2**63, 2**64) and ``5**q = (T + d) * 2**(e - 127)``, 0 <= d < 1 (d = 0 for
+    0 <= q <= 55), the 192-bit ``P = w' * T`` is at most ``w' * d < 2**64`` below the exact product. Its top
+    53 bits are the mantissa; the remainder below them, R, decides the rounding against half of its range,
+    H. The exact remainder lies in [R, R + 2**64): below H if ``R <= H - 2**64``, above it if ``R >= H``
+    and d > 0 (a carry past the remainder rounds up as well); anything between is left undecided.
+    """
+    if q < _MIN_Q or q > _MAX_Q:
+        return 0.0, False
+    i = q - _MIN_Q
+    z = 0
+    while not w >> _U63:
+        w = w << _U1
+        z += 1
+    # the 128-bit products w * T_hi = high1 * 2**64 + low1 and w * T_lo = high2 * 2**64 + low2, by halves
+    w_lo, w_hi = w & _LOW32, w >> _U32
+    high1 = low1 = high2 = low2 = _U0
+    for part in range(2):
+        t = _POW5_HI[i] if part == 0 else _POW5_LO[i]
+        t_lo, t_hi = t & _LOW32, t >> _U32
+        ll, lh, hl, hh = w_lo * t_lo, w_lo * t_hi, w_hi * t_lo, w_hi * t_hi
+        middle = (ll >> _U32) + (lh & _LOW32) + (hl & _LOW32)
+        low = (middle << _U32) | (ll & _LOW32)
+        high = hh + (lh >> _U32) + (hl >> _U32) + (middle >> _U32)
+        if part == 0:
+            high1, low1 = high, low
+        else:
+            high2, low2 = high, low
+    mid = low1 + high2  # P = top * 2**128 + mid * 2**64 + low2
+    top = high1 + (_U1 if mid < low1 else _U0)
+    lead = 63 if top >> _U63 else 62  # the leading bit of top (P >= 2**190)
+    below = np.uint64(lead - 52)  # bits of top below the mantissa
+    mantissa = top >> below
+    rest = top & ((_U1 << below) - _U1)  # R = rest * 2**128 + mid * 2**64 + low2
+    half = _U1 << (below - _U1)  # H = half * 2**128
+    if 0 <= q <= 55:  # P is exact
+        if rest != half:
+            up = rest > half
+        elif mid != _U0 or low2 != _U0:
+            up = True
+        else:  # a tie: to even
+            up = (mantissa & _U1) == _U1
+    elif rest < half - _U1 or (rest == half - _U1 and mid != _ALL64):
+        up = False
+    elif rest >= half:
+        up = True
+    else:
+        return 0.0, False
+    if up:
+        mantissa += _U1
+        if mantissa == _TWO53:
+            mantissa = mantissa >> _U1
+            lead += 1
+    # w * 10**q = mantissa * 2**(lead - 52 + 128) * 2**(e - 127) * 2**q / 2**z
+    exponent = lead - 52 + 128 + _POW5_E[i] - 127 + q - z
+    if exponent + 52 < -1022 or exponent + 52 > 1023:
+        return 0.0, False
+    return math.ldexp(float(mantissa), exponent), True
+
+
+@kernel
+def _parse_float(buf, s, e):
+    """The decimal at buf[s:e] as (value, True), or (0.0, False) for anything else (see the module doc)."""
+    i = s
+    negative = False
+    if i < e and (buf[i] == 45 or buf[i] == 43):  # - +
+        negative = buf[i] == 45
+        i += 1
+    if i == e:
+        return 0.0, False
+    value = 0.0
+    if buf[i] | 32 == 110 or buf[i] | 32 == 105:  # nan, inf or infinity, in any case
+        n = e - i
+        if n == 3 and buf[i] | 32 == 110 and buf[i + 1] | 32 == 97 and buf[i + 2] | 32 == 110:
+            value = np.nan
+        elif n == 3 and buf[i] | 32 == 105 and buf[i + 1] | 32 == 110 and buf[i + 2] | 32 == 102:
+            value = np.inf
+        elif n == 8:
+            for k in range(8):
+                if buf[i + k] | 32 != _INFINITY[k]:
+                    return 0.0, False
+            value = np.inf
+        else:
+            return 0.0, False
+        return (math.copysign(value, -1.0) if negative else value), True
+    w = _U0
+    digits = 0  # significant digits in w
+    exponent = 0
+    seen = point = False
+    while i < e:
+        c = buf[i]
+        if c == 46 and not point:  # .
+            point = True
+        elif 48 <= c <= 57:
+            seen = True
+            if w != _U0 or c != 48:
+                if digits == 19:
+                    return 0.0, False
+                w = w * _U10 + (c - np.uint8(48))
+                digits += 1
+            if point:
+                exponent -= 1
+        else:
+            break
+        i += 1
+    if not seen:
+        return 0.0, False
+    if i < e and buf[i] | 32 == 101:  # e
+        i += 1
+        sign = 1
+        if i < e and (buf[i] == 45 or buf[i] == 43):
+            sign = -1 if buf[i] == 45 else 1
+            i += 1
+        start = i
+        power = 0
+        while i < e and 48 <= buf[i] <= 57 and i - start < 6:
+            power = power * 10 + (buf[i] - 48)
+            i += 1
+        if i == start:
+            return 0.0, False
+        exponent += sign * power
+    if i != e:
+        return 0.0, False
+    if w == _U0:
+        value = 0.0
+    elif w < _TWO53 and -22 <= exponent <= 22:
+        value = float(w) * _POW10[exponent] if exponent >= 0 else float(w) / _POW10[-exponent]
+    else:
+        value, ok = _scale(w, exponent)
+        if not ok:
+            return 0.0, False
+    return (math.copysign(value, -1.0) if negative else value), True
+
+
+@kernel
+def _parse_qid(buf, s, e):
+    """The query id of the token buf[s:e] (which starts with ``qid``) as (id, True) if it is ``qid:[+-]digits``
+    with at most 18 digits, else (0, False)."""
+    i = s + 3
+    if i >= e or buf[i] != 58:  # :
+        return 0, False
+    i += 1
+    negative = False
+    if i < e and (buf[i] == 45 or buf[i] == 43):
+        negative = buf[i] == 45
+        i += 1
+    if i == e or e - i > 18:
+        return 0, False
+    value = 0
+    while i < e:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            return 0, False
+        value = value * 10 + d
+        i += 1
+    return (-value if negative else value), True
+
+
+@kernel
+def _parse_feature(buf, s, e, previous):
+    """``(index, value, True)`` for the token buf[s:e] if it is ``digits:decimal`` with an index of at most 10
+    digits, below 2**31 and above ``previous``; else (0, 0.0, False)."""
+    i = s
+    index = 0
+    while i < e and i - s < 10:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        index = index * 10 + d
+        i += 1
+    if i == s or i == e or buf[i] != 58 or index >= 2**31 or index <= previous:
+        return 0, 0.0, False
+    value, ok = _parse_float(buf, i + 1, e)
+    return index, value, ok
+
+
+@kernel
+def count_part(buf, start, end):
+    """(line ends, documents, ``index:value`` tokens) of the lines in buf[start:end]."""
+    line_ends = documents = entries = 0
+    i = start
+    while i < end:
+        tokens = 0
+        qid = False
+        nul = False
+        while True:
+            while i < end and buf[i] != 10 and (buf[i] == 32 or 9 <= buf[i] <= 13):
+                i += 1
+            if i >= end or buf[i] == 10:
+                break
+            if buf[i] == 35 and not nul:  # a comment: to the end of the line
+                while i < end and buf[i] != 10:
+                    i += 1
+                break
+            s = i
+            while i < end:
+                c = buf[i]
+                if c == 32 or 9 <= c <= 13 or (c == 35 and not nul):
+                    break
+                if c == 0:
+                    nul = True
+                i += 1
+            tokens += 1
+            if tokens == 2 and i - s >= 3 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100:  # qid
+                qid = True
+        if tokens:
+            documents += 1
+            entries += tokens - 1 - qid
+        if i < end:
+            line_ends += 1
+            i += 1
+    return line_ends, documents, entries
+
+
+@kernel
+def fill_part(buf, start, end, line, row, entry, labels, qids, has_qid, flags, lines, line_starts, indptr,
+               indices, values):
+    """Write the documents of buf[start:end], from document ``row``, line ``line`` and entry ``entry`` on.
+
+    Per document: its label, query id (0 if none), whether it has a ``qid`` token, a flag (1: the line must
+    be read again in Python; its label, id and entries are then placeholders), its line number, the offset
+    of its line in ``buf``, and the end of its entries in ``indptr[row + 1]``.
+    """
+    i = start
+    while i < end:
+        line_start = i
+        tokens = 0
+        nul = False
+        flag = 0
+        previous = -1
+        while True:
+            while i < end and buf[i] != 10 and (buf[i] == 32 or 9 <= buf[i] <= 13):
+                i += 1
+            if i >= end or buf[i] == 10:
+                break
+            if buf[i] == 35 and not nul:
+                while i < end and buf[i] != 10:
+                    i += 1
+                break
+            s = i
+            while i < end:
+                c = buf[i]
+                if c == 32 or 9 <= c <= 13 or (c == 35 and not nul):
+                    break
+                if c == 0:
+                    nul = True
+                i += 1
+            tokens += 1
+            if tokens == 1:
+                lines[row] = line
+                line_starts[row] = line_start
+                qids[row] = 0
+                has_qid[row] = 0
+                label, ok = _parse_float(buf, s, i)
+                labels[row] = label
+                if not ok:
+                    flag = 1
+            elif tokens == 2 and i - s >= 3 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100:
+                has_qid[row] = 1
+                if flag == 0:
+                    qid, ok = _parse_qid(buf, s, i)
+                    qids[row] = qid
+                    if not ok:
+                        flag = 1
+            else:
+                index, value = 0, 0.0
+                if flag == 0:
+                    index, value, ok = _parse_feature(buf, s, i, previous)
+                    previous = index
+                    if not ok:
+                        flag = 1
+                indices[entry] = index
+                values[entry] = value
+                entry += 1
+        if tokens:
+            flags[row] = 1 if nul else flag
+            indptr[row + 1] = entry
+            row += 1
+        if i < end:
+            i += 1
+        line += 1
+
+
+@kernel
+def scatter(X, first_row, indptr, columns, values):
+    """Add the CSR rows (indptr, columns, values) to the zero rows of dense ``X`` from ``first_row`` on (0 + v,
+    as scipy's ``toarray`` makes a stored -0.0 a 0)."""
+    for r in range(indptr.size - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            X[first_row + r, columns[k]] += values[k]
