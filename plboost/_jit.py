@@ -1,16 +1,88 @@
-"""One place for the Numba options every kernel uses.
+"""One place for how kernels are compiled and run in parallel.
 
-Kernels are compiled with ``cache=True`` (compiled code is kept beside the sources, so a new process does
-not recompile) and ``nogil=True``. Parallel kernels use ``prange`` over queries; each query writes only its
-own slice of the outputs, so no synchronisation is needed.
+Kernels are compiled with ``cache=True`` (compiled code is kept beside the sources, or in Numba's user-wide
+cache when the package directory is read-only, so a new process does not recompile) and ``nogil=True``.
+
+Kernels are serial. Work is spread over threads by :func:`over_queries`, which hands each thread a
+contiguous range of queries: each query writes only its own slice of the outputs, so no synchronisation is
+needed, and since the kernels release the GIL the threads run at once. Numba's own ``parallel=True``
+(``prange``) would do the same inside the kernel, but compiling one parallel loop costs 1-3 s, paid on the
+first call of a fresh install for every kernel: PLRank's four parallel kernels took 11 s of its first call
+(issue 17). The number of threads is Numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
 """
 
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
+import numpy as np
 
 _OPTIONS = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 
+#: below this many documents per thread, a call runs on the calling thread alone
+MIN_DOCS_PER_THREAD = 10_000
+#: ranges per thread, so that a thread that drew short queries takes another range
+_RANGES_PER_THREAD = 4
+
 
 def kernel(func=None, *, parallel=False):
-    """Decorate ``func`` as a compiled kernel (``@kernel`` or ``@kernel(parallel=True)``)."""
+    """Decorate ``func`` as a compiled, cached kernel that releases the GIL (``@kernel``).
+
+    ``@kernel(parallel=True)`` compiles ``prange`` loops as Numba's parallel loops (slow to compile: prefer
+    serial kernels run by :func:`over_queries`)."""
     decorate = numba.njit(parallel=parallel, **_OPTIONS)
     return decorate if func is None else decorate(func)
+
+
+def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:
+    """Split the queries of ``offsets`` into at most ``n_ranges`` contiguous ranges ``(first, end)`` of
+    about equal numbers of documents (a query is never split; empty ranges are dropped)."""
+    n_queries = offsets.size - 1
+    targets = np.linspace(offsets[0], offsets[-1], n_ranges + 1)[1:-1]
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(offsets, targets), [n_queries])))
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def thread_count(n_docs: int) -> int:
+    """Threads worth using for ``n_docs`` documents: Numba's thread count, fewer for small data."""
+    return max(1, min(numba.get_num_threads(), n_docs // MIN_DOCS_PER_THREAD))
+
+
+def over_queries(body, offsets: np.ndarray, *args) -> None:
+    """Call ``body(first, end, *args)`` on ranges of queries ``first <= q < end`` that together cover
+    every query of ``offsets`` once, in parallel threads.
+
+    ``body`` is a kernel (it releases the GIL) whose calls on disjoint ranges write disjoint outputs.
+    """
+    n_threads = thread_count(int(offsets[-1] - offsets[0]))
+    if n_threads == 1:
+        body(0, offsets.size - 1, *args)
+        return
+    run_in_threads([(body, (first, end, *args)) for first, end in query_ranges(offsets, n_threads * _RANGES_PER_THREAD)],
+                   n_threads)
+
+
+def run_in_threads(calls, n_threads: int) -> list:
+    """Results of ``function(*args)`` for each ``(function, args)`` of ``calls``, run on ``n_threads`` threads."""
+    if n_threads <= 1:
+        return [function(*args) for function, args in calls]
+    pool = _pool(n_threads)
+    futures = [pool.submit(function, *args) for function, args in calls]
+    return [future.result() for future in futures]
+
+
+_pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(n_threads: int) -> ThreadPoolExecutor:
+    # keyed by process id too: a forked child (multiprocessing, Dask) inherits the dict but not the threads
+    key = (os.getpid(), n_threads)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="plboost")
+        return pool

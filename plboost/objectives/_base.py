@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import prange
 
-from .._jit import kernel
+from .._jit import kernel, over_queries
+from .._numerics import stable_argsort
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
                         offsets_from_sizes)
 from .._random import splitmix64
@@ -74,11 +74,11 @@ def _fingerprint(labels, offsets, seed):
     return splitmix64(total)
 
 
-# SORTING. The kernels argsort with kind="mergesort", never Numba's default quicksort: Numba builds the
-# quicksort of np.sort and that of np.argsort from one template, under the same symbol names numbered per
-# process, so two kernels cached by different processes can each carry a different function under one
-# name, and the process that loads both calls the wrong one. A PLRank kernel (a quicksort argsort) cached
-# beside uMart's (np.sort) crashed so with a segfault. Mergesort argsorts of float64 all share one body.
+# SORTING. Kernels sort with plboost._numerics.stable_argsort, never with Numba's np.sort or np.argsort:
+# Numba builds those from one template under symbol names numbered per process, so two kernels cached by
+# different processes can each carry a different function under one name, and the process that loads
+# both calls the wrong one (a PLRank kernel's quicksort argsort cached beside uMart's np.sort crashed so
+# with a segfault). Its merge sort also compiles in a fraction of the time of Numba's (issue 17).
 
 #: Score gaps wider than this, between consecutive scores of a query, are narrowed to it (see
 #: ``_relative_scores``): e^{-1000} underflows to 0 in float64, as e^{-gap} does for any wider gap.
@@ -88,8 +88,15 @@ WIDEST_SCORE_GAP = 1000.0
 RAW_SCORE_LIMIT = WIDEST_SCORE_GAP / 2
 
 
-@kernel(parallel=True)
-def _relative_scores(scores, offsets):
+def _relative_scores(scores, offsets) -> np.ndarray:
+    """Each query's scores minus the query's largest, wide gaps narrowed (see ``_relative_scores_kernel``)."""
+    result = np.empty_like(scores)
+    over_queries(_relative_scores_kernel, offsets, scores, offsets, result)
+    return result
+
+
+@kernel
+def _relative_scores_kernel(first, end, scores, offsets, result):
     """Each query's scores minus the query's largest, with gaps wider than ``WIDEST_SCORE_GAP`` between
     consecutive scores (in sorted order) narrowed to it.
 
@@ -100,10 +107,10 @@ def _relative_scores(scores, offsets):
     every difference finite (±1e308 differ by inf: NaN hessians followed) and keeps a group of tied
     scores far below the top as exact as the top is. A document 1000 below another weighs e^{-1000} = 0
     against it in a softmax, as at any wider gap, so the narrowing changes no gradient.
-    A query that spans at most ``WIDEST_SCORE_GAP`` costs O(n); a wider one is sorted.
+    A query that spans at most ``WIDEST_SCORE_GAP`` costs O(n); a wider one is sorted. Queries
+    ``first <= q < end`` are written to ``result``.
     """
-    result = np.empty_like(scores)
-    for q in prange(offsets.shape[0] - 1):
+    for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
         top = scores[lo]
@@ -115,7 +122,7 @@ def _relative_scores(scores, offsets):
             for i in range(lo, hi):
                 result[i] = scores[i] - top
             continue
-        order = np.argsort(scores[lo:hi], kind="mergesort")[::-1]  # not quicksort: see SORTING
+        order = stable_argsort(scores[lo:hi])[::-1]
         anchor = top  # the first score of the current run of scores without a wide gap
         start = 0.0  # its value in the result
         previous = top
@@ -126,7 +133,6 @@ def _relative_scores(scores, offsets):
                 anchor = scores[i]
             result[i] = start + (scores[i] - anchor)
             previous = scores[i]
-    return result
 
 
 class RankingObjective:

@@ -45,14 +45,12 @@ in. Two queries with identical label vectors get identical tie-breaking; each is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numba
 import numpy as np
-from numba import prange
 
-from .._jit import kernel
-from .._numerics import logaddexp
+from .._jit import kernel, over_queries, query_ranges, run_in_threads, thread_count
+from .._numerics import logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
 from .._queries import check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
@@ -61,8 +59,8 @@ from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 # --------------------------------------------------------------------------------------------------
 # Sampling the permutations and their contexts (once per dataset)
 
-@kernel(parallel=True)
-def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, compress,
+@kernel
+def _sample_top_contexts(first, end, labels, offsets, top_k_of, top_start, n_perm, seed, compress,
                          top_docs, ctx_owner, ctx_mult, top_union, union_size):
     """Draw each query's permutations, keep their top k, and find the distinct contexts.
 
@@ -71,9 +69,9 @@ def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, com
     index within the query), ``ctx_owner`` (the entry that owns the context, the first permutation with
     the same set of j chosen documents), ``ctx_mult`` (at an owner, how many permutations share it; 0
     elsewhere). ``top_union`` receives, in order of first appearance, the documents that are in the top
-    k of some permutation, and ``union_size[q]`` their number.
+    k of some permutation, and ``union_size[q]`` their number. Queries ``first <= q < end``.
     """
-    for q in prange(offsets.shape[0] - 1):
+    for q in range(first, end):
         k = top_k_of[q]
         union_size[q] = 0
         if k == 0:
@@ -82,16 +80,19 @@ def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, com
         n = offsets[q + 1] - lo
         block = top_start[q]
         key = query_stream_key(seed, labels, lo, lo + n)
-        position = np.full((n_perm, n), k, dtype=np.int64)  # k stands for "after the top k"
+        position = np.empty((n_perm, n), dtype=np.int64)
+        for p in range(n_perm):
+            for i in range(n):
+                position[p, i] = k  # k stands for "after the top k"
         draws = np.empty(n)
         neg_labels = np.empty(n)
         for p in range(n_perm):
             for i in range(n):
                 draws[i] = uniform(key, p * n + i)
-            shuffled = np.argsort(draws, kind="mergesort")  # not quicksort: see SORTING in _base.py
+            shuffled = stable_argsort(draws)
             for i in range(n):
                 neg_labels[i] = -labels[lo + shuffled[i]]
-            by_label = np.argsort(neg_labels, kind="mergesort")
+            by_label = stable_argsort(neg_labels)
             for j in range(k):
                 doc = shuffled[by_label[j]]
                 top_docs[block + p * k + j] = doc
@@ -131,15 +132,16 @@ def _sample_top_contexts(labels, offsets, top_k_of, top_start, n_perm, seed, com
                                      - np.int64(a == b))
 
 
-@kernel(parallel=True)
-def _index_top_union(offsets, top_k_of, top_start, top_docs, n_perm, top_union, union_start,
+@kernel
+def _index_top_union(first_query, end_query, offsets, top_k_of, top_start, top_docs, n_perm, top_union, union_start,
                      union_docs, union_position, in_top):
     """Compact the per-query top-k unions and tabulate each member's position in every permutation.
 
     ``union_position[(union_start[q] + t) * n_perm + p]`` is the position of union member t in
     permutation p, or k when it is not in that permutation's top k. ``in_top`` flags those documents.
+    Queries ``first_query <= q < end_query``.
     """
-    for q in prange(offsets.shape[0] - 1):
+    for q in range(first_query, end_query):
         k = top_k_of[q]
         lo = offsets[q]
         n = offsets[q + 1] - lo
@@ -149,7 +151,9 @@ def _index_top_union(offsets, top_k_of, top_start, top_docs, n_perm, top_union, 
             continue
         block = top_start[q]
         first = union_start[q]
-        member_of = np.full(n, -1, dtype=np.int64)
+        member_of = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            member_of[i] = -1
         for t in range(union_start[q + 1] - first):
             doc = top_union[block + t]
             union_docs[first + t] = doc
@@ -213,16 +217,16 @@ def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, 
     return max_rest
 
 
-@kernel(parallel=True)
-def _plrank_gradients(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start, union_docs,
-                      union_position, in_top, n_perm, hessian_floor, outside, grad, hess):
-    """Fill ``grad`` and ``hess`` (the mean over permutations) for every query, in parallel."""
-    n_entries = top_start[-1]
-    log_z = np.empty(n_entries)
-    chain_log_z = np.empty(n_entries)
-    chain_a = np.empty(n_entries)
-    chain_b = np.empty(n_entries)
-    for q in prange(offsets.shape[0] - 1):
+@kernel
+def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start, union_docs,
+                      union_position, in_top, n_perm, hessian_floor, outside, log_z, chain_log_z, chain_a, chain_b,
+                      grad, hess):
+    """Fill ``grad`` and ``hess`` (the mean over permutations) of queries ``first <= q < end``.
+
+    ``outside`` (one per document) and ``log_z``, ``chain_log_z``, ``chain_a``, ``chain_b`` (one per
+    entry of ``top_docs``) are scratch space; each query uses only its own slice.
+    """
+    for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
         k = top_k_of[q]
@@ -293,16 +297,15 @@ def _plrank_gradients(scores, offsets, top_k_of, top_start, top_docs, ctx_owner,
             hess[i] = max(h / n_perm, hessian_floor)
 
 
-@kernel(parallel=True)
-def _plrank_losses(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
-                   union_docs, union_position, in_top, n_perm, outside):
-    """Per-query loss: the mean over permutations of the truncated PL negative log-likelihood."""
-    n_queries = offsets.shape[0] - 1
-    losses = np.zeros(n_queries)
-    log_z = np.empty(top_start[-1])
-    for q in prange(n_queries):
+@kernel
+def _plrank_losses(first, end, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
+                   union_docs, union_position, in_top, n_perm, outside, log_z, losses):
+    """Per-query loss of queries ``first <= q < end``, written to ``losses``: the mean over permutations
+    of the truncated PL negative log-likelihood (``outside`` and ``log_z`` are scratch space)."""
+    for q in range(first, end):
         k = top_k_of[q]
         if k == 0:
+            losses[q] = 0.0
             continue
         _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
                                  union_docs, union_position, in_top, n_perm, log_z, outside)
@@ -312,68 +315,65 @@ def _plrank_losses(scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ct
             total += ctx_mult[block + e] * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
             total -= scores[offsets[q] + top_docs[block + e]]
         losses[q] = total / n_perm
-    return losses
 
 
-@kernel(parallel=True)
-def _plrank_leaf_curvature(scores, offsets, leaf, n_leaves, n_chunks, top_k_of, top_start, top_docs, ctx_owner,
-                           union_start, union_docs, union_position, in_top, n_perm, outside):
+@kernel
+def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_of, top_start, top_docs, ctx_owner,
+                           union_start, union_docs, union_position, in_top, n_perm, outside, log_z, curvature):
     """Exact curvature of the loss along each leaf's direction: per leaf, the mean over permutations of
     ``sum_C P_C (1 - P_C)`` with ``P_C = sum_{d in leaf and C} p(d|C)``, summed over the queries.
 
     Per permutation the leaves' log-masses start from the documents below its top k and grow by one
     document per context, from the deepest context up, so each context costs one ``logaddexp`` and one
-    ``exp`` per leaf that the query touches. Queries are spread over ``n_chunks`` chunks, each summing
-    into its own row of the result, which is reduced at the end.
+    ``exp`` per leaf that the query touches. Queries ``first_query <= q < end_query`` are added to
+    ``curvature`` (one per leaf); ``outside`` and ``log_z`` are scratch space.
     """
-    n_queries = offsets.shape[0] - 1
-    per_chunk = np.zeros((n_chunks, n_leaves))
-    log_z = np.empty(top_start[-1])
-    for c in prange(n_chunks):
-        slot_of = np.full(n_leaves, -1, dtype=np.int64)
-        touched = np.empty(n_leaves, dtype=np.int64)
-        rest = np.empty(n_leaves)
-        mass = np.empty(n_leaves)
-        for q in range(c * n_queries // n_chunks, (c + 1) * n_queries // n_chunks):
-            k = top_k_of[q]
-            if k == 0:
-                continue
-            lo = offsets[q]
-            block = top_start[q]
-            first = union_start[q]
-            _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
-                                     union_docs, union_position, in_top, n_perm, log_z, outside)
-            n_touched = 0
-            for i in range(lo, offsets[q + 1]):
-                slot = slot_of[leaf[i]]
-                if slot < 0:
-                    slot = n_touched
-                    slot_of[leaf[i]] = slot
-                    touched[slot] = leaf[i]
-                    rest[slot] = -np.inf
-                    n_touched += 1
-                if not in_top[i]:
-                    rest[slot] = logaddexp(rest[slot], scores[i])
-            for p in range(n_perm):
-                for slot in range(n_touched):
-                    mass[slot] = rest[slot]
-                for t in range(union_start[q + 1] - first):
-                    if union_position[(first + t) * n_perm + p] == k:
-                        i = lo + union_docs[first + t]
-                        slot = slot_of[leaf[i]]
-                        mass[slot] = logaddexp(mass[slot], scores[i])
-                for j in range(k - 1, -1, -1):
-                    e = block + p * k + j
-                    i = lo + top_docs[e]
+    n_leaves = curvature.shape[0]
+    slot_of = np.empty(n_leaves, dtype=np.int64)
+    for leaf_index in range(n_leaves):
+        slot_of[leaf_index] = -1
+    touched = np.empty(n_leaves, dtype=np.int64)
+    rest = np.empty(n_leaves)
+    mass = np.empty(n_leaves)
+    for q in range(first_query, end_query):
+        k = top_k_of[q]
+        if k == 0:
+            continue
+        lo = offsets[q]
+        block = top_start[q]
+        first = union_start[q]
+        _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
+                                 union_docs, union_position, in_top, n_perm, log_z, outside)
+        n_touched = 0
+        for i in range(lo, offsets[q + 1]):
+            slot = slot_of[leaf[i]]
+            if slot < 0:
+                slot = n_touched
+                slot_of[leaf[i]] = slot
+                touched[slot] = leaf[i]
+                rest[slot] = -np.inf
+                n_touched += 1
+            if not in_top[i]:
+                rest[slot] = logaddexp(rest[slot], scores[i])
+        for p in range(n_perm):
+            for slot in range(n_touched):
+                mass[slot] = rest[slot]
+            for t in range(union_start[q + 1] - first):
+                if union_position[(first + t) * n_perm + p] == k:
+                    i = lo + union_docs[first + t]
                     slot = slot_of[leaf[i]]
                     mass[slot] = logaddexp(mass[slot], scores[i])
-                    log_z_context = log_z[block + ctx_owner[e]]
-                    for slot in range(n_touched):
-                        share = min(np.exp(mass[slot] - log_z_context), 1.0)
-                        per_chunk[c, touched[slot]] += share * (1.0 - share) / n_perm
-            for slot in range(n_touched):
-                slot_of[touched[slot]] = -1
-    return per_chunk.sum(axis=0)
+            for j in range(k - 1, -1, -1):
+                e = block + p * k + j
+                i = lo + top_docs[e]
+                slot = slot_of[leaf[i]]
+                mass[slot] = logaddexp(mass[slot], scores[i])
+                log_z_context = log_z[block + ctx_owner[e]]
+                for slot in range(n_touched):
+                    share = min(np.exp(mass[slot] - log_z_context), 1.0)
+                    curvature[touched[slot]] += share * (1.0 - share) / n_perm
+        for slot in range(n_touched):
+            slot_of[touched[slot]] = -1
 
 
 # --------------------------------------------------------------------------------------------------
@@ -398,7 +398,6 @@ class PLRankState:
     union_docs: np.ndarray
     union_position: np.ndarray
     in_top: np.ndarray
-    _outside: np.ndarray = field(repr=False)
 
     @property
     def n_contexts(self) -> int:
@@ -488,22 +487,25 @@ class PLRank(RankingObjective):
         ctx_mult = np.empty(n_entries, dtype=np.int32)
         top_union = np.empty(n_entries, dtype=np.int32)
         union_size = np.empty(sizes.size, dtype=np.int64)
-        _sample_top_contexts(labels, offsets, top_k_of, top_start, m, np.uint64(self.seed),
-                             self.compress_contexts, top_docs, ctx_owner, ctx_mult, top_union, union_size)
+        over_queries(_sample_top_contexts, offsets, labels, offsets, top_k_of, top_start, m, np.uint64(self.seed),
+                     self.compress_contexts, top_docs, ctx_owner, ctx_mult, top_union, union_size)
         union_start = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(union_size, out=union_start[1:])
         union_docs = np.empty(int(union_start[-1]), dtype=np.int32)
         union_position = np.empty(int(union_start[-1]) * m, dtype=np.int32)
         in_top = np.empty(data.n_docs, dtype=np.bool_)
-        _index_top_union(offsets, top_k_of, top_start, top_docs, m, top_union, union_start, union_docs,
-                         union_position, in_top)
+        over_queries(_index_top_union, offsets, offsets, top_k_of, top_start, top_docs, m, top_union, union_start,
+                     union_docs, union_position, in_top)
         return PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
-                           union_docs, union_position, in_top, np.empty(data.n_docs))
+                           union_docs, union_position, in_top)
 
     def _gradients(self, scores, data, state: PLRankState, grad, hess) -> None:
-        _plrank_gradients(scores, state.offsets, state.top_k_of, state.top_start, state.top_docs,
-                          state.ctx_owner, state.union_start, state.union_docs, state.union_position,
-                          state.in_top, state.n_permutations, self.hessian_floor, state._outside, grad, hess)
+        # scratch space per call, never in the cached state: two threads may train on the same data
+        n_entries = state.n_contexts
+        over_queries(_plrank_gradients, state.offsets, scores, state.offsets, state.top_k_of, state.top_start,
+                     state.top_docs, state.ctx_owner, state.union_start, state.union_docs, state.union_position,
+                     state.in_top, state.n_permutations, self.hessian_floor, np.empty(data.n_docs),
+                     np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), grad, hess)
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:
         """Second derivative of the loss along each leaf's direction (the denominator of the paper's Eqn. 9).
@@ -529,17 +531,25 @@ class PLRank(RankingObjective):
             raise ValueError(f"leaf must hold one index in [0, {n_leaves}) per document ({data.n_docs}), got "
                              f"shape {leaf.shape} and range [{leaf.min() if leaf.size else None}, "
                              f"{leaf.max() if leaf.size else None}]")
-        n_chunks = max(1, min(data.offsets.size - 1, 4 * numba.get_num_threads()))
-        return _plrank_leaf_curvature(scores, state.offsets, leaf, int(n_leaves), n_chunks, state.top_k_of,
-                                      state.top_start, state.top_docs, state.ctx_owner, state.union_start,
-                                      state.union_docs, state.union_position, state.in_top,
-                                      state.n_permutations, state._outside)
+        n_threads = thread_count(data.n_docs)
+        ranges = query_ranges(state.offsets, n_threads)
+        outside, log_z = np.empty(data.n_docs), np.empty(state.n_contexts)
+        per_range = np.zeros((len(ranges), int(n_leaves)))
+        run_in_threads([(_plrank_leaf_curvature, (first, end, scores, state.offsets, leaf, state.top_k_of,
+                                                  state.top_start, state.top_docs, state.ctx_owner, state.union_start,
+                                                  state.union_docs, state.union_position, state.in_top,
+                                                  state.n_permutations, outside, log_z, row))
+                        for (first, end), row in zip(ranges, per_range)], n_threads)
+        return per_range.sum(axis=0)
 
     def losses(self, scores, labels, offsets) -> np.ndarray:
         """Per-query loss (mean over permutations of the truncated PL negative log-likelihood)."""
         data = QueryData.from_arrays(labels, offsets)
         state = self._state_for(data)
         scores = check_scores(scores, data.n_docs, name="PLRank scores")
-        return _plrank_losses(scores, state.offsets, state.top_k_of, state.top_start, state.top_docs,
-                              state.ctx_owner, state.ctx_mult, state.union_start, state.union_docs,
-                              state.union_position, state.in_top, state.n_permutations, state._outside)
+        losses = np.empty(data.offsets.size - 1)
+        over_queries(_plrank_losses, state.offsets, scores, state.offsets, state.top_k_of, state.top_start,
+                     state.top_docs, state.ctx_owner, state.ctx_mult, state.union_start, state.union_docs,
+                     state.union_position, state.in_top, state.n_permutations, np.empty(data.n_docs),
+                     np.empty(state.n_contexts), losses)
+        return losses

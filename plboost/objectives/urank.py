@@ -47,10 +47,9 @@ multiplies the query's lambdas and hessians by log2(1 + Λ) / Λ, Λ = Σ 2 σ p
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
-from .._jit import kernel
-from .._numerics import logaddexp
+from .._jit import kernel, over_queries
+from .._numerics import logaddexp, stable_argsort
 from .._queries import InvalidLabelError, check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
@@ -65,76 +64,74 @@ MAX_LABEL = 100
 # uRank
 
 @kernel
-def _urank_query(scores, labels, lo, hi, hessian_floor, grad, hess):
-    """uRank loss of query ``lo:hi``; writes its gradient and (floored) hessian."""
-    n = hi - lo
-    order = np.argsort(labels[lo:hi], kind="mergesort")  # ascending labels
-    # label groups in ascending order: group g holds order[start[g]:start[g + 1]]
-    start = np.empty(n + 1, dtype=np.int64)
-    n_groups = 0
-    for t in range(n):
-        if t == 0 or labels[lo + order[t]] != labels[lo + order[t - 1]]:
-            start[n_groups] = t
-            n_groups += 1
-    start[n_groups] = n
-    if n_groups < 2:
-        for i in range(lo, hi):
-            grad[i] = 0.0
-            hess[i] = hessian_floor
-        return 0.0
+def _urank_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess, losses):
+    """uRank loss of queries ``first <= q < end``, written to ``losses``, and their gradients and (floored)
+    hessians."""
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        order = stable_argsort(labels[lo:hi])  # ascending labels
+        # label groups in ascending order: group g holds order[start[g]:start[g + 1]]
+        start = np.empty(n + 1, dtype=np.int64)
+        n_groups = 0
+        for t in range(n):
+            if t == 0 or labels[lo + order[t]] != labels[lo + order[t - 1]]:
+                start[n_groups] = t
+                n_groups += 1
+        start[n_groups] = n
+        if n_groups < 2:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = hessian_floor
+            losses[q] = 0.0
+            continue
 
-    # log Z of each group: the log-sum-exp of every document in the groups below it
-    log_z = np.empty(n_groups)
-    running = -np.inf
-    for g in range(n_groups):
-        log_z[g] = running
-        for t in range(start[g], start[g + 1]):
-            running = logaddexp(running, scores[lo + order[t]])
+        # log Z of each group: the log-sum-exp of every document in the groups below it
+        log_z = np.empty(n_groups)
+        running = -np.inf
+        for g in range(n_groups):
+            log_z[g] = running
+            for t in range(start[g], start[g + 1]):
+                running = logaddexp(running, scores[lo + order[t]])
 
-    # each document d above the lowest group: its own softmax term, and its share of A and B
-    own_grad = np.zeros(n)
-    own_hess = np.zeros(n)
-    group_a = np.full(n_groups, -np.inf)  # log of the group's sum of w_d / (e^{s_d} + Z)
-    group_b = np.full(n_groups, -np.inf)  # log of the group's sum of w_d / (e^{s_d} + Z)^2
-    loss = 0.0
-    for g in range(1, n_groups):
-        w = np.expm1(labels[lo + order[start[g]]] * np.log(2.0))  # 2^y - 1
-        log_w = np.log(w)
-        for t in range(start[g], start[g + 1]):
-            s = scores[lo + order[t]]
-            log_denominator = logaddexp(s, log_z[g])
-            group_a[g] = logaddexp(group_a[g], log_w - log_denominator)
-            group_b[g] = logaddexp(group_b[g], log_w - 2.0 * log_denominator)
-            loss += w * (log_denominator - s)
-            pi = np.exp(s - log_denominator)
-            one_minus_pi = np.exp(log_z[g] - log_denominator)
-            own_grad[t] = -w * one_minus_pi
-            own_hess[t] = w * pi * one_minus_pi
+        # each document d above the lowest group: its own softmax term, and its share of A and B
+        own_grad = np.zeros(n)
+        own_hess = np.zeros(n)
+        group_a = np.empty(n_groups)  # log of the group's sum of w_d / (e^{s_d} + Z)
+        group_b = np.empty(n_groups)  # log of the group's sum of w_d / (e^{s_d} + Z)^2
+        for g in range(n_groups):
+            group_a[g] = group_b[g] = -np.inf
+        loss = 0.0
+        for g in range(1, n_groups):
+            w = np.expm1(labels[lo + order[start[g]]] * np.log(2.0))  # 2^y - 1
+            log_w = np.log(w)
+            for t in range(start[g], start[g + 1]):
+                s = scores[lo + order[t]]
+                log_denominator = logaddexp(s, log_z[g])
+                group_a[g] = logaddexp(group_a[g], log_w - log_denominator)
+                group_b[g] = logaddexp(group_b[g], log_w - 2.0 * log_denominator)
+                loss += w * (log_denominator - s)
+                pi = np.exp(s - log_denominator)
+                one_minus_pi = np.exp(log_z[g] - log_denominator)
+                own_grad[t] = -w * one_minus_pi
+                own_hess[t] = w * pi * one_minus_pi
 
-    # every document collects A and B from the groups above its own: e^{s_j} A_j = exp(s_j + log A_j)
-    scale = 1.0 / (n_groups - 1)
-    log_a = -np.inf
-    log_b = -np.inf
-    for g in range(n_groups - 1, -1, -1):
-        if g < n_groups - 1:
-            log_a = logaddexp(log_a, group_a[g + 1])
-            log_b = logaddexp(log_b, group_b[g + 1])
-        for t in range(start[g], start[g + 1]):
-            d = lo + order[t]
-            ea = np.exp(scores[d] + log_a)
-            eb = np.exp(2.0 * scores[d] + log_b)
-            grad[d] = scale * (own_grad[t] + ea)
-            hess[d] = max(scale * (own_hess[t] + ea - eb), hessian_floor)
-    return scale * loss
-
-
-@kernel(parallel=True)
-def _urank_kernel(scores, labels, offsets, hessian_floor, grad, hess):
-    n_queries = offsets.shape[0] - 1
-    losses = np.empty(n_queries)
-    for q in prange(n_queries):
-        losses[q] = _urank_query(scores, labels, offsets[q], offsets[q + 1], hessian_floor, grad, hess)
-    return losses
+        # every document collects A and B from the groups above its own: e^{s_j} A_j = exp(s_j + log A_j)
+        scale = 1.0 / (n_groups - 1)
+        log_a = -np.inf
+        log_b = -np.inf
+        for g in range(n_groups - 1, -1, -1):
+            if g < n_groups - 1:
+                log_a = logaddexp(log_a, group_a[g + 1])
+                log_b = logaddexp(log_b, group_b[g + 1])
+            for t in range(start[g], start[g + 1]):
+                d = lo + order[t]
+                ea = np.exp(scores[d] + log_a)
+                eb = np.exp(2.0 * scores[d] + log_b)
+                grad[d] = scale * (own_grad[t] + ea)
+                hess[d] = max(scale * (own_hess[t] + ea - eb), hessian_floor)
+        losses[q] = scale * loss
 
 
 class URank(RankingObjective):
@@ -165,8 +162,11 @@ class URank(RankingObjective):
                 "only the labels' order)", name="URank labels")
         return ()
 
-    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
-        _urank_kernel(scores, data.labels, data.offsets, self.hessian_floor, grad, hess)
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
+        losses = np.empty(data.offsets.size - 1)
+        over_queries(_urank_kernel, data.offsets, scores, data.labels, data.offsets, self.hessian_floor, grad, hess,
+                     losses)
+        return losses
 
     def losses(self, scores, labels, offsets) -> np.ndarray:
         """Per-query uRank loss."""
@@ -175,29 +175,31 @@ class URank(RankingObjective):
         grad = np.empty(data.n_docs, dtype=np.float32)
         hess = np.empty(data.n_docs, dtype=np.float32)
         scores = check_scores(scores, data.n_docs, name="URank scores")
-        return _urank_kernel(scores, data.labels, data.offsets, self.hessian_floor, grad, hess)
+        return self._gradients(scores, data, (), grad, hess)
 
 
 # --------------------------------------------------------------------------------------------------
 # uMart
 
 @kernel
-def _inverse_max_dcg(labels, lo, hi, gains, at):
-    """1 / (DCG of the ideal ordering of ``labels[lo:hi]`` at ``at``), or 0 when that DCG is 0."""
-    ideal = np.sort(labels[lo:hi])[::-1]
-    total = 0.0
-    for i in range(min(at, hi - lo)):
-        total += gains[np.int64(ideal[i])] / np.log2(2.0 + i)
-    return 1.0 / total if total > 0.0 else 0.0
-
-
-@kernel(parallel=True)
-def _inverse_max_dcgs(labels, offsets, gains, at):
-    n_queries = offsets.shape[0] - 1
-    result = np.empty(n_queries)
-    for q in prange(n_queries):
-        result[q] = _inverse_max_dcg(labels, offsets[q], offsets[q + 1], gains, at)
-    return result
+def _inverse_max_dcgs(first, end, labels, offsets, gains, at, result):
+    """1 / (DCG at ``at`` of the ideal ordering of each query ``first <= q < end``), or 0 when that DCG is 0,
+    written to ``result``. The ideal ordering is read off a count of each label (labels index ``gains``)."""
+    count = np.empty(gains.shape[0], dtype=np.int64)
+    for q in range(first, end):
+        for label in range(gains.shape[0]):
+            count[label] = 0
+        for i in range(offsets[q], offsets[q + 1]):
+            count[np.int64(labels[i])] += 1
+        total = 0.0
+        position = 0
+        for label in range(gains.shape[0] - 1, -1, -1):
+            for _ in range(count[label]):
+                if position == at:
+                    break
+                total += gains[label] / np.log2(2.0 + position)
+                position += 1
+        result[q] = 1.0 / total if total > 0.0 else 0.0
 
 
 #: LightGBM's sigmoid table: 2^20 bins over [-25 / sigma, 25 / sigma]
@@ -240,7 +242,8 @@ def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, wind
     for i in range(n):
         members[cursor[level[i]]] = i
         cursor[level[i]] += 1
-    cursor[:] = start[:n_levels]
+    for r in range(n_levels):
+        cursor[r] = start[r]
     total = 0.0
     for i in range(limit):
         level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
@@ -328,9 +331,9 @@ def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma
 
 
 @kernel
-def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, discounts, window, sigma, truncation,
-                 score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu):
-    """uMart lambdas ``lam`` and hessians ``nu`` of query ``lo:hi``.
+def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
+                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, hessian_floor, grad, hess):
+    """uMart gradients and (floored) hessians of queries ``first <= q < end``.
 
     Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
     pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
@@ -338,71 +341,74 @@ def _umart_query(scores, labels, lo, hi, inverse_max_dcg, gains, discounts, wind
     pair costs O(1) and no exponential. ``lightgbm_arithmetic`` (window 1 only) takes B = 1 probabilities
     from LightGBM's sigmoid table and accumulates in float32 as LightGBM does.
     """
-    n = hi - lo
-    for i in range(lo, hi):
-        lam[i] = 0.0
-        nu[i] = 0.0
-    if n < 2 or inverse_max_dcg == 0.0:
-        return
-    negated = np.empty(n)
-    for i in range(n):
-        negated[i] = -scores[lo + i]
-    by_score = np.argsort(negated, kind="mergesort")  # stable: ties keep input order, as in LightGBM
-    # everything below is indexed by position in that order
-    score = np.empty(n)
-    gain = np.empty(n)
-    expo = np.empty(n)  # e^{sigma (s - max)}
-    label = np.empty(n, dtype=np.int64)
-    top = scores[lo + by_score[0]]
-    for i in range(n):
-        score[i] = scores[lo + by_score[i]]
-        label[i] = np.int64(labels[lo + by_score[i]])
-        gain[i] = gains[label[i]]
-        expo[i] = np.exp(sigma * (score[i] - top))
-    divide = score_distance_norm and top != score[n - 1]
-    sigma_hess = sigma ** hessian_power
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inverse_max_dcgs[q] == 0.0:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = hessian_floor
+            continue
+        negated = np.empty(n)
+        for i in range(n):
+            negated[i] = -scores[lo + i]
+        by_score = stable_argsort(negated)  # ties keep input order, as in LightGBM
+        # everything below is indexed by position in that order
+        score = np.empty(n)
+        gain = np.empty(n)
+        expo = np.empty(n)  # e^{sigma (s - max)}
+        label = np.empty(n, dtype=np.int64)
+        top = scores[lo + by_score[0]]
+        for i in range(n):
+            score[i] = scores[lo + by_score[i]]
+            label[i] = np.int64(labels[lo + by_score[i]])
+            gain[i] = gains[label[i]]
+            expo[i] = np.exp(sigma * (score[i] - top))
+        divide = score_distance_norm and top != score[n - 1]
+        sigma_hess = sigma ** hessian_power
 
-    # Label levels r = 0..K-1 (0 the lowest label present), from a table over the possible labels.
-    level_of = np.zeros(gains.shape[0], dtype=np.int64)
-    for i in range(n):
-        level_of[label[i]] = 1
-    n_levels = 0
-    for value in range(gains.shape[0]):
-        if level_of[value]:
-            level_of[value] = n_levels
-            n_levels += 1
-    level = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        level[i] = level_of[label[i]]
-    # window_of[r, i]: the window of the document at position i among those rated below level r;
-    # windows[r, w]: the sum of expo over window w (not needed with windows of one document)
-    several = window > 1 and not lightgbm_arithmetic
-    window_of = np.empty((n_levels if several else 0, n), dtype=np.int64)
-    windows = np.zeros((n_levels if several else 0, (n + window - 1) // window))
-    if several:
-        for r in range(1, n_levels):
-            count = 0
-            for i in range(n):
-                window_of[r, i] = count // window
-                if level[i] < r:
-                    windows[r, count // window] += expo[i]
-                    count += 1
+        # Label levels r = 0..K-1 (0 the lowest label present), from a table over the possible labels.
+        level_of = np.zeros(gains.shape[0], dtype=np.int64)
+        for i in range(n):
+            level_of[label[i]] = 1
+        n_levels = 0
+        for value in range(gains.shape[0]):
+            if level_of[value]:
+                level_of[value] = n_levels
+                n_levels += 1
+        level = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            level[i] = level_of[label[i]]
+        # window_of[r, i]: the window of the document at position i among those rated below level r;
+        # windows[r, w]: the sum of expo over window w (not needed with windows of one document)
+        several = window > 1 and not lightgbm_arithmetic
+        window_of = np.empty((n_levels if several else 0, n), dtype=np.int64)
+        windows = np.zeros((n_levels if several else 0, (n + window - 1) // window))
+        if several:
+            for r in range(1, n_levels):
+                count = 0
+                for i in range(n):
+                    window_of[r, i] = count // window
+                    if level[i] < r:
+                        windows[r, count // window] += expo[i]
+                        count += 1
 
-    lam_p = np.zeros(n)
-    nu_p = np.zeros(n)
-    limit = min(n - 1, truncation)
-    if lightgbm_arithmetic:
-        total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide,
-                                       lam_p, nu_p)
-    else:
-        total_lambda = _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several,
-                                     limit, inverse_max_dcg, sigma, sigma_hess, divide, lam_p, nu_p)
-    factor = 1.0
-    if log_norm and total_lambda > 0.0:
-        factor = np.log2(1.0 + total_lambda) / total_lambda
-    for i in range(n):
-        lam[lo + by_score[i]] = lam_p[i] * factor
-        nu[lo + by_score[i]] = nu_p[i] * factor
+        lam_p = np.zeros(n)
+        nu_p = np.zeros(n)
+        limit = min(n - 1, truncation)
+        if lightgbm_arithmetic:
+            total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcgs[q], sigma, divide,
+                                           lam_p, nu_p)
+        else:
+            total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows, several,
+                                         limit, inverse_max_dcgs[q], sigma, sigma_hess, divide, lam_p, nu_p)
+        factor = 1.0
+        if log_norm and total_lambda > 0.0:
+            factor = np.log2(1.0 + total_lambda) / total_lambda
+        for i in range(n):
+            grad[lo + by_score[i]] = lam_p[i] * factor
+            hess[lo + by_score[i]] = max(nu_p[i] * factor, hessian_floor)
 
 
 @kernel
@@ -417,22 +423,6 @@ def _rescaled_window(score, level, window_of, r, w, ih, il, sigma):
         if level[t] < r and window_of[r, t] == w:
             denominator += np.exp(sigma * (score[t] - biggest))
     return np.exp(sigma * (score[il] - biggest)) / denominator, np.exp(sigma * (score[ih] - biggest)) / denominator
-
-
-@kernel(parallel=True)
-def _umart_kernel(scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
-                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, hessian_floor, grad, hess):
-    n = scores.shape[0]
-    lam = np.empty(n)
-    nu = np.empty(n)
-    for q in prange(offsets.shape[0] - 1):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        _umart_query(scores, labels, lo, hi, inverse_max_dcgs[q], gains, discounts, window, sigma, truncation,
-                     score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, lam, nu)
-        for i in range(lo, hi):
-            grad[i] = lam[i]
-            hess[i] = max(nu[i], hessian_floor)
 
 
 #: settings of the uMart authors' released code (built on LightGBM 2.2.3)
@@ -558,15 +548,17 @@ class UMart(RankingObjective):
         longest = int(np.diff(data.offsets).max())
         at = self.max_dcg_at or self.lambdarank_truncation_level or longest
         discounts = 1.0 / np.log2(2.0 + np.arange(longest))  # D(i), by position
-        return gains, discounts, _inverse_max_dcgs(data.labels, data.offsets, gains, at)
+        inverse_max_dcgs = np.empty(data.offsets.size - 1)
+        over_queries(_inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcgs)
+        return gains, discounts, inverse_max_dcgs
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
         gains, discounts, inverse_max_dcgs = state
-        truncation = self.lambdarank_truncation_level or np.iinfo(np.int64).max
+        truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         distance, log = self._switches
-        _umart_kernel(scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts, self.window, self.sigmoid,
-                      truncation, distance, log, self.hessian_sigma_power, self.lightgbm_arithmetic,
-                      self.hessian_floor, grad, hess)
+        over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts,
+                     self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
+                     self.lightgbm_arithmetic, self.hessian_floor, grad, hess)
 
 
 def _positive_int(name: str, value) -> int:
