@@ -1,7 +1,12 @@
 """The parallel driver (``plboost._jit.over_queries``) and the shared sort: results do not depend on how
 queries are spread over threads, and two threads may train on the same data at once."""
 
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,3 +81,55 @@ def test_two_threads_training_on_the_same_data_get_the_results_of_one():
         for grad, hess in results[k]:
             np.testing.assert_array_equal(grad, expected[k][0])
             np.testing.assert_array_equal(hess, expected[k][1])
+
+
+CACHE_SCRIPT = """
+import json, sys
+import numpy as np
+import plboost
+from plboost.objectives import URank, urank
+URank().gradients(np.array([0.5, 0.0, -0.5]), np.array([2.0, 1.0, 0.0]), np.array([0, 3]))
+stats = urank._urank_kernel.stats
+print(json.dumps({"file": plboost.__file__, "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+def _installed_copy(tmp_path):
+    """The package alone in a directory on sys.path, as a non-editable install leaves it."""
+    import shutil
+
+    import plboost
+
+    source = Path(plboost.__file__).parent
+    target = tmp_path / "site-packages" / "plboost"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def _run_cached(site, home):
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(home), "HOME": str(home)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", CACHE_SCRIPT], env=env, capture_output=True, text=True, check=True,
+                         cwd=site)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_compiled_kernels_are_cached_by_an_installed_package(tmp_path, read_only):
+    """Numba keeps compiled kernels beside the sources, or, when it cannot write there (a read-only
+    site-packages), in the user's cache directory: either way a second process compiles nothing."""
+    package = _installed_copy(tmp_path)
+    if read_only:
+        # a file where __pycache__ would go: nothing can be written beside the sources (chmod would not stop root)
+        for directory in [package, *(path for path in package.rglob("*") if path.is_dir())]:
+            (directory / "__pycache__").write_text("not a directory")
+    home = tmp_path / "home"
+    home.mkdir()
+    first = _run_cached(package.parent, home)
+    assert Path(first["file"]).parent == package and first["misses"] > 0
+    second = _run_cached(package.parent, home)
+    assert second["misses"] == 0 and second["hits"] > 0
+    user_cache = list((home / "numba").rglob("*.nbi")) if (home / "numba").exists() else []
+    assert bool(user_cache) == read_only
