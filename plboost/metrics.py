@@ -26,9 +26,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from numba import prange
 
-from plboost._jit import kernel
+from plboost._jit import kernel, over_queries
+from plboost._numerics import stable_argsort
 from plboost._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
 
 __all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate"]
@@ -337,16 +337,43 @@ def _finish(values, no_relevant_value, per_query):
     return float(kept.mean()) if kept.size else float("nan")
 
 
-# --- kernels: one query per prange iteration, each writing only its own rows -----------------------------------
+# --- kernels: queries first <= q < end, each writing only its own rows (run by plboost._jit.over_queries) -------
 
-@kernel(parallel=True)
 def _rank_labels(scores, labels, offsets):
-    """Labels in ranked order within each query: stable sort by score, descending (Numba's mergesort is stable)."""
+    """Labels in ranked order within each query: stable sort by score, descending."""
     ranked = np.empty_like(labels)
-    for q in prange(offsets.size - 1):
-        a, b = offsets[q], offsets[q + 1]
-        ranked[a:b] = labels[a:b][np.argsort(-scores[a:b], kind="mergesort")]
+    over_queries(_rank_labels_kernel, offsets, scores, labels, offsets, ranked)
     return ranked
+
+
+def _ndcg_kernel(ranked, labels, offsets, ks, exp_gain):
+    """NDCG at each of ``ks`` for every query, shape (n_queries, ks.size); NaN where the ideal DCG is 0."""
+    out = np.empty((offsets.size - 1, ks.size))
+    over_queries(_ndcg_range, offsets, ranked, labels, offsets, ks, exp_gain, out)
+    return out
+
+
+def _err_kernel(ranked, offsets, ks, g_max):
+    """ERR at each of ``ks`` for every query, shape (n_queries, ks.size); NaN where no label is above 0."""
+    out = np.empty((offsets.size - 1, ks.size))
+    over_queries(_err_range, offsets, ranked, offsets, ks, g_max, out)
+    return out
+
+
+def _ap_kernel(ranked, offsets, relevant_min):
+    """Average precision of every query; NaN where no label reaches ``relevant_min``."""
+    out = np.empty(offsets.size - 1)
+    over_queries(_ap_range, offsets, ranked, offsets, relevant_min, out)
+    return out
+
+
+@kernel
+def _rank_labels_kernel(first, end, scores, labels, offsets, ranked):
+    for q in range(first, end):
+        a, b = offsets[q], offsets[q + 1]
+        order = stable_argsort(-scores[a:b])
+        for r in range(b - a):
+            ranked[a + r] = labels[a + order[r]]
 
 
 @kernel
@@ -358,17 +385,14 @@ def _dcg(labels, k, exp_gain):
     return total
 
 
-@kernel(parallel=True)
-def _ndcg_kernel(ranked, labels, offsets, ks, exp_gain):
-    """NDCG at each of ``ks`` for every query, shape (n_queries, ks.size); NaN where the ideal DCG is 0."""
-    out = np.empty((offsets.size - 1, ks.size))
-    for q in prange(offsets.size - 1):
+@kernel
+def _ndcg_range(first, end, ranked, labels, offsets, ks, exp_gain, out):
+    for q in range(first, end):
         a, b = offsets[q], offsets[q + 1]
-        ideal = np.sort(labels[a:b])[::-1]
+        ideal = labels[a:b][stable_argsort(-labels[a:b])]
         for j in range(ks.size):
             ideal_dcg = _dcg(ideal, ks[j], exp_gain)
             out[q, j] = _dcg(ranked[a:b], ks[j], exp_gain) / ideal_dcg if ideal_dcg > 0.0 else np.nan
-    return out
 
 
 @kernel
@@ -382,23 +406,18 @@ def _err(labels, k, g_max):
     return total
 
 
-@kernel(parallel=True)
-def _err_kernel(ranked, offsets, ks, g_max):
-    """ERR at each of ``ks`` for every query, shape (n_queries, ks.size); NaN where no label is above 0."""
-    out = np.empty((offsets.size - 1, ks.size))
-    for q in prange(offsets.size - 1):
+@kernel
+def _err_range(first, end, ranked, offsets, ks, g_max, out):
+    for q in range(first, end):
         a, b = offsets[q], offsets[q + 1]
         relevant = ranked[a:b].max() > 0.0
         for j in range(ks.size):
             out[q, j] = _err(ranked[a:b], ks[j], g_max) if relevant else np.nan
-    return out
 
 
-@kernel(parallel=True)
-def _ap_kernel(ranked, offsets, relevant_min):
-    """Average precision of every query; NaN where no label reaches ``relevant_min``."""
-    out = np.empty(offsets.size - 1)
-    for q in prange(offsets.size - 1):
+@kernel
+def _ap_range(first, end, ranked, offsets, relevant_min, out):
+    for q in range(first, end):
         a, b = offsets[q], offsets[q + 1]
         hits, total = 0, 0.0
         for r in range(b - a):
@@ -406,4 +425,3 @@ def _ap_kernel(ranked, offsets, relevant_min):
                 hits += 1
                 total += hits / (r + 1.0)
         out[q] = total / hits if hits > 0 else np.nan
-    return out
