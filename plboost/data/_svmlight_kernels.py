@@ -1,10 +1,11 @@
 """Compiled kernels of the SVMlight/LETOR parser (see :mod:`plboost.data.svmlight`).
 
 A chunk of whole lines (LF line ends) is cut into parts that start at line starts, and read in two
-passes over the parts, each part on a thread (the kernels release the GIL): the first counts the lines,
-documents and ``index:value`` pairs of each part (:func:`count_part`), the second writes each part's
-documents at the offsets those counts give, into flat arrays: labels, query ids, and the features as a CSR
-matrix (:func:`fill_part`). The kernels are serial: Numba's ``parallel=True`` loops take seconds to compile.
+passes over the parts, each part on a thread (the kernels release the GIL). The first counts the line ends
+and colons of each part (:func:`count_bytes`): bounds on its documents and ``index:value`` pairs. The
+second reads each part's documents into flat arrays (labels, query ids, and the features as row sizes,
+indices and values) at the offsets these bounds give (:func:`fill_part`); the parts are then moved
+together. The kernels are serial: Numba's ``parallel=True`` loops take seconds to compile.
 
 A line is split as scikit-learn splits it: the text from the first ``#`` on is a comment (unless a NUL byte
 comes before it: scikit-learn finds ``#`` with C's ``strchr``, which stops there), tokens are separated by
@@ -125,35 +126,41 @@ def _scale(w, q):
 
 
 @kernel
-def _parse_float(buf, s, e):
-    """The decimal at buf[s:e] as (value, True), or (0.0, False) for anything else (see the module doc)."""
+def _is_blank(c):
+    """ASCII whitespace, as ``bytes.split()`` has it (the line end included)."""
+    return c == 32 or 9 <= c <= 13
+
+
+@kernel
+def read_float(buf, s, end):
+    """``(value, stop)`` for the plain decimal that starts at buf[s] and ends before buf[stop], or
+    ``(0.0, -1)`` if none starts there (see the module doc for what is read here)."""
     i = s
     negative = False
-    if i < e and (buf[i] == 45 or buf[i] == 43):  # - +
+    if i < end and (buf[i] == 45 or buf[i] == 43):  # - +
         negative = buf[i] == 45
         i += 1
-    if i == e:
-        return 0.0, False
-    value = 0.0
+    if i == end:
+        return 0.0, -1
     if buf[i] | 32 == 110 or buf[i] | 32 == 105:  # nan, inf or infinity, in any case
-        n = e - i
-        if n == 3 and buf[i] | 32 == 110 and buf[i + 1] | 32 == 97 and buf[i + 2] | 32 == 110:
+        if end - i >= 3 and buf[i] | 32 == 110 and buf[i + 1] | 32 == 97 and buf[i + 2] | 32 == 110:
             value = np.nan
-        elif n == 3 and buf[i] | 32 == 105 and buf[i + 1] | 32 == 110 and buf[i + 2] | 32 == 102:
+        elif end - i >= 3 and buf[i] | 32 == 105 and buf[i + 1] | 32 == 110 and buf[i + 2] | 32 == 102:
             value = np.inf
-        elif n == 8:
-            for k in range(8):
-                if buf[i + k] | 32 != _INFINITY[k]:
-                    return 0.0, False
-            value = np.inf
+            if end - i >= 8:
+                rest = True
+                for k in range(3, 8):
+                    rest = rest and buf[i + k] | 32 == _INFINITY[k]
+                if rest:
+                    i += 5
         else:
-            return 0.0, False
-        return (math.copysign(value, -1.0) if negative else value), True
+            return 0.0, -1
+        return (math.copysign(value, -1.0) if negative else value), i + 3
     w = _U0
     digits = 0  # significant digits in w
     exponent = 0
     seen = point = False
-    while i < e:
+    while i < end:
         c = buf[i]
         if c == 46 and not point:  # .
             point = True
@@ -161,7 +168,7 @@ def _parse_float(buf, s, e):
             seen = True
             if w != _U0 or c != 48:
                 if digits == 19:
-                    return 0.0, False
+                    return 0.0, -1
                 w = w * _U10 + (c - np.uint8(48))
                 digits += 1
             if point:
@@ -170,23 +177,23 @@ def _parse_float(buf, s, e):
             break
         i += 1
     if not seen:
-        return 0.0, False
-    if i < e and buf[i] | 32 == 101:  # e
+        return 0.0, -1
+    if i < end and buf[i] | 32 == 101:  # e
         i += 1
         sign = 1
-        if i < e and (buf[i] == 45 or buf[i] == 43):
+        if i < end and (buf[i] == 45 or buf[i] == 43):
             sign = -1 if buf[i] == 45 else 1
             i += 1
         start = i
         power = 0
-        while i < e and 48 <= buf[i] <= 57 and i - start < 6:
+        while i < end and 48 <= buf[i] <= 57:
+            if i - start == 6:
+                return 0.0, -1
             power = power * 10 + (buf[i] - 48)
             i += 1
         if i == start:
-            return 0.0, False
+            return 0.0, -1
         exponent += sign * power
-    if i != e:
-        return 0.0, False
     if w == _U0:
         value = 0.0
     elif w < _TWO53 and -22 <= exponent <= 22:
@@ -194,63 +201,42 @@ def _parse_float(buf, s, e):
     else:
         value, ok = _scale(w, exponent)
         if not ok:
-            return 0.0, False
-    return (math.copysign(value, -1.0) if negative else value), True
+            return 0.0, -1
+    return (math.copysign(value, -1.0) if negative else value), i
 
 
 @kernel
-def _parse_qid(buf, s, e):
-    """The query id of the token buf[s:e] (which starts with ``qid``) as (id, True) if it is ``qid:[+-]digits``
-    with at most 18 digits, else (0, False)."""
-    i = s + 3
-    if i >= e or buf[i] != 58:  # :
-        return 0, False
-    i += 1
-    negative = False
-    if i < e and (buf[i] == 45 or buf[i] == 43):
-        negative = buf[i] == 45
-        i += 1
-    if i == e or e - i > 18:
-        return 0, False
-    value = 0
-    while i < e:
-        d = np.int64(buf[i]) - 48
-        if d < 0 or d > 9:
-            return 0, False
-        value = value * 10 + d
-        i += 1
-    return (-value if negative else value), True
+def count_bytes(buf, start, end):
+    """(line ends, colons) in buf[start:end]: bounds on the documents and ``index:value`` pairs there."""
+    line_ends = colons = 0
+    for i in range(start, end):
+        line_ends += buf[i] == 10
+        colons += buf[i] == 58
+    return line_ends, colons
 
 
 @kernel
-def _parse_feature(buf, s, e, previous):
-    """``(index, value, True)`` for the token buf[s:e] if it is ``digits:decimal`` with an index of at most 10
-    digits, below 2**31 and above ``previous``; else (0, 0.0, False)."""
-    i = s
-    index = 0
-    while i < e and i - s < 10:
-        d = np.int64(buf[i]) - 48
-        if d < 0 or d > 9:
-            break
-        index = index * 10 + d
-        i += 1
-    if i == s or i == e or buf[i] != 58 or index >= 2**31 or index <= previous:
-        return 0, 0.0, False
-    value, ok = _parse_float(buf, i + 1, e)
-    return index, value, ok
+def fill_part(buf, start, end, line, row, entry, entry_end, labels, qids, has_qid, flags, lines, line_starts, sizes,
+              indices, values):
+    """Read the documents of buf[start:end], writing them from document ``row`` and entry ``entry`` on (up to
+    ``entry_end``); the first line is number ``line``. Returns the numbers of documents and entries written.
 
-
-@kernel
-def count_part(buf, start, end):
-    """(line ends, documents, ``index:value`` tokens) of the lines in buf[start:end]."""
-    line_ends = documents = entries = 0
+    Per document: its label, query id (0 if none), whether it has a ``qid`` token, a flag (1: its line is to
+    be read again in Python, and its label, id and entries are placeholders), its line number, the offset
+    of its line in ``buf``, and its number of entries. A flagged line with a token that cannot be
+    ``index:value`` (no colon) gets no entries: scikit-learn refuses it.
+    """
+    first_row, first_entry = row, entry
     i = start
     while i < end:
+        line_start = i
+        row_entry = entry
         tokens = 0
-        qid = False
-        nul = False
+        nul = False  # a NUL byte: no comment from here on, and a line for Python
+        flag = colonless = False
+        previous = -1
         while True:
-            while i < end and buf[i] != 10 and (buf[i] == 32 or 9 <= buf[i] <= 13):
+            while i < end and buf[i] != 10 and _is_blank(buf[i]):
                 i += 1
             if i >= end or buf[i] == 10:
                 break
@@ -259,98 +245,76 @@ def count_part(buf, start, end):
                     i += 1
                 break
             s = i
-            while i < end:
-                c = buf[i]
-                if c == 32 or 9 <= c <= 13 or (c == 35 and not nul):
-                    break
-                if c == 0:
-                    nul = True
-                i += 1
-            tokens += 1
-            if tokens == 2 and i - s >= 3 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100:  # qid
-                qid = True
-        if tokens:
-            documents += 1
-            entries += tokens - 1 - qid
-        if i < end:
-            line_ends += 1
-            i += 1
-    return line_ends, documents, entries
-
-
-@kernel
-def fill_part(buf, start, end, line, row, entry, labels, qids, has_qid, flags, lines, line_starts, indptr,
-               indices, values):
-    """Write the documents of buf[start:end], from document ``row``, line ``line`` and entry ``entry`` on.
-
-    Per document: its label, query id (0 if none), whether it has a ``qid`` token, a flag (1: the line must
-    be read again in Python; its label, id and entries are then placeholders), its line number, the offset
-    of its line in ``buf``, and the end of its entries in ``indptr[row + 1]``.
-    """
-    i = start
-    while i < end:
-        line_start = i
-        tokens = 0
-        nul = False
-        flag = 0
-        previous = -1
-        while True:
-            while i < end and buf[i] != 10 and (buf[i] == 32 or 9 <= buf[i] <= 13):
-                i += 1
-            if i >= end or buf[i] == 10:
-                break
-            if buf[i] == 35 and not nul:
-                while i < end and buf[i] != 10:
-                    i += 1
-                break
-            s = i
-            while i < end:
-                c = buf[i]
-                if c == 32 or 9 <= c <= 13 or (c == 35 and not nul):
-                    break
-                if c == 0:
-                    nul = True
-                i += 1
+            stop = -1  # where the token ends if read here, else -1
             tokens += 1
             if tokens == 1:
                 lines[row] = line
                 line_starts[row] = line_start
                 qids[row] = 0
-                has_qid[row] = 0
-                label, ok = _parse_float(buf, s, i)
+                has_qid[row] = False
+                label, stop = read_float(buf, s, end)
                 labels[row] = label
-                if not ok:
-                    flag = 1
-            elif tokens == 2 and i - s >= 3 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100:
-                has_qid[row] = 1
-                if flag == 0:
-                    qid, ok = _parse_qid(buf, s, i)
-                    qids[row] = qid
-                    if not ok:
-                        flag = 1
+            elif tokens == 2 and end - s >= 3 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100:  # qid
+                has_qid[row] = True
+                j = s + 3
+                if not flag and j < end and buf[j] == 58:  # :[+-]digits, 18 at most
+                    j += 1
+                    negative = j < end and buf[j] == 45
+                    if j < end and (buf[j] == 45 or buf[j] == 43):
+                        j += 1
+                    first, qid = j, 0
+                    while j < end and 48 <= buf[j] <= 57 and j - first < 18:
+                        qid = qid * 10 + (buf[j] - 48)
+                        j += 1
+                    if j > first:
+                        qids[row] = -qid if negative else qid
+                        stop = j
             else:
                 index, value = 0, 0.0
-                if flag == 0:
-                    index, value, ok = _parse_feature(buf, s, i, previous)
-                    previous = index
-                    if not ok:
-                        flag = 1
-                indices[entry] = index
-                values[entry] = value
+                if not flag:
+                    j = s  # digits:value, 10 digits at most
+                    while j < end and 48 <= buf[j] <= 57 and j - s < 10:
+                        index = index * 10 + (buf[j] - 48)
+                        j += 1
+                    if j > s and j < end and buf[j] == 58 and previous < index < 2**31:
+                        value, stop = read_float(buf, j + 1, end)
+                        previous = index
+                if entry < entry_end:
+                    indices[entry] = index
+                    values[entry] = value
                 entry += 1
+            if stop >= 0 and (stop == end or _is_blank(buf[stop]) or buf[stop] == 35):
+                i = stop  # read; nul is False here, so # starts a comment
+            else:  # not read here: find the token's end as bytes.split() would
+                flag = True
+                colon = False
+                while i < end:
+                    c = buf[i]
+                    if _is_blank(c) or (c == 35 and not nul):
+                        break
+                    nul = nul or c == 0
+                    colon = colon or c == 58
+                    i += 1
+                if tokens > 2 or (tokens == 2 and not has_qid[row]):
+                    colonless = colonless or not colon
         if tokens:
-            flags[row] = 1 if nul else flag
-            indptr[row + 1] = entry
+            if colonless:
+                entry = row_entry
+            flags[row] = flag or nul
+            sizes[row] = entry - row_entry
             row += 1
         if i < end:
             i += 1
         line += 1
+    return row - first_row, entry - first_entry
 
 
 @kernel
-def scatter(X, first_row, indptr, columns, values):
-    """Add the CSR rows (indptr, columns, values) to the zero rows of dense ``X`` from ``first_row`` on (0 + v,
-    as scipy's ``toarray`` makes a stored -0.0 a 0)."""
-    for r in range(indptr.size - 1):
-        for k in range(indptr[r], indptr[r + 1]):
+def scatter(X, first_row, sizes, columns, values):
+    """Add rows given as (sizes, columns, values) to the zero rows of dense ``X`` from ``first_row`` on
+    (0 + v, as scipy's ``toarray`` adds: a stored -0.0 becomes 0)."""
+    k = 0
+    for r in range(sizes.size):
+        for _ in range(sizes[r]):
             X[first_row + r, columns[k]] += values[k]
+            k += 1

@@ -355,9 +355,10 @@ class _Parser:
         """(labels, per-row query ids) of a chunk, or None if it holds no document; its features are added to
         ``X`` or ``pieces``."""
         docs = _read_documents(chunk, first_line, self.dtype)
+        indptr = docs.indptr
         try:
             for row in np.flatnonzero(docs.flags).tolist():
-                _read_again(chunk, docs, row)
+                _read_again(chunk, docs, indptr, row)
         except (ValueError, OverflowError) as exc:  # a line scikit-learn's parser refuses: say why
             for line, tokens in _data_lines(chunk, first_line):
                 problem = _syntax_problem(tokens)
@@ -401,7 +402,7 @@ class _Parser:
         width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
         if self.n_features is None and columns.size and (self.widest is None or width > self.widest[0]):
             k = int(np.argmax(columns))
-            self.widest = (width, int(docs.lines[_row_of_entry(docs.indptr, k)]), int(indices[k]))
+            self.widest = (width, int(docs.lines[_row_of_entry(indptr, k)]), int(indices[k]))
         self.n_rows += n_rows
         self.n_values += values.size
         if self.dense:
@@ -409,9 +410,9 @@ class _Parser:
             self._widen(self.n_features or (self.widest[0] if self.widest else 0))
             start = self.X.shape[0]
             self.X.resize((start + n_rows, self.X.shape[1]), refcheck=False)  # new rows of zeros
-            _kernels.scatter(self.X, start, docs.indptr, columns, values)
+            _kernels.scatter(self.X, start, docs.sizes, columns, values)
         else:
-            self.pieces.append((values, columns, np.diff(docs.indptr)))
+            self.pieces.append((values, columns, docs.sizes))
         return labels, docs.qids
 
     def _widen(self, width: int) -> None:
@@ -494,8 +495,9 @@ class _Parser:
 
 class _Documents(NamedTuple):
     """The documents of a chunk, as the kernels read them: per document its label, query id (0 if none),
-    whether it has a ``qid`` token, a flag (its line is to be read again in Python), its line number and the
-    offset of its line in the chunk; its features as CSR (``indptr``, the file's indices, values)."""
+    whether it has a ``qid`` token, a flag (its line is to be read again in Python), its line number, the
+    offset of its line in the chunk and its number of entries; per entry its index (as in the file) and
+    value."""
 
     labels: np.ndarray
     qids: np.ndarray
@@ -503,16 +505,23 @@ class _Documents(NamedTuple):
     flags: np.ndarray
     lines: np.ndarray
     line_starts: np.ndarray
-    indptr: np.ndarray
+    sizes: np.ndarray
     indices: np.ndarray
     values: np.ndarray
+
+    @property
+    def indptr(self) -> np.ndarray:
+        indptr = np.zeros(self.sizes.size + 1, dtype=np.int64)
+        np.cumsum(self.sizes, out=indptr[1:])
+        return indptr
 
 
 def _read_documents(chunk: bytes, first_line: int, dtype: np.dtype) -> _Documents:
     """Read the documents of a chunk of whole lines whose first line is ``first_line``, in parts on threads.
 
-    A first pass counts the line ends, documents and entries of each part, a second writes each part from
-    the offsets these counts give (see :mod:`plboost.data._svmlight_kernels`).
+    A first pass counts the line ends and colons of each part, bounds on its documents and entries; the
+    second reads each part into its share of arrays that size, then the parts are moved together (see
+    :mod:`plboost.data._svmlight_kernels`).
     """
     buf = np.frombuffer(chunk, dtype=np.uint8)
     n_parts = max(1, min(_PARTS_PER_THREAD * numba.get_num_threads(), len(chunk) // _PART_BYTES))
@@ -522,18 +531,32 @@ def _read_documents(chunk: bytes, first_line: int, dtype: np.dtype) -> _Document
         bounds.append(len(chunk) if at < 0 else at + 1)
     bounds.append(len(chunk))
     parts = list(itertools.pairwise(bounds))
-    counts = np.array(_run([(_kernels.count_part, (buf, start, end)) for start, end in parts]), dtype=np.int64)
-    starts = np.zeros((n_parts + 1, 3), dtype=np.int64)
-    np.cumsum(counts.reshape(n_parts, 3), axis=0, out=starts[1:])
-    n_rows, n_entries = int(starts[-1, 1]), int(starts[-1, 2])
-    docs = _Documents(labels=np.empty(n_rows), qids=np.empty(n_rows, dtype=np.int64),
-                      has_qid=np.empty(n_rows, dtype=np.bool_), flags=np.empty(n_rows, dtype=np.uint8),
-                      lines=np.empty(n_rows, dtype=np.int64), line_starts=np.empty(n_rows, dtype=np.int64),
-                      indptr=np.zeros(n_rows + 1, dtype=np.int64), indices=np.empty(n_entries, dtype=np.int32),
-                      values=np.empty(n_entries, dtype=dtype))
-    _run([(_kernels.fill_part, (buf, start, end, first_line + int(line), int(row), int(entry), *docs))
-          for (start, end), (line, row, entry) in zip(parts, starts[:-1].tolist())])
-    return docs
+    counts = np.array(_run([(_kernels.count_bytes, (buf, start, end)) for start, end in parts]), dtype=np.int64)
+    line_ends, row_room, entry_room = counts[:, 0], counts[:, 0] + 1, counts[:, 1]
+    first_lines = first_line + np.cumsum(line_ends) - line_ends
+    first_rows, first_entries = np.cumsum(row_room) - row_room, np.cumsum(entry_room) - entry_room
+    rows, entries = int(row_room.sum()), int(entry_room.sum())
+    docs = _Documents(labels=np.empty(rows), qids=np.empty(rows, dtype=np.int64), has_qid=np.empty(rows, dtype=bool),
+                      flags=np.empty(rows, dtype=bool), lines=np.empty(rows, dtype=np.int64),
+                      line_starts=np.empty(rows, dtype=np.int64), sizes=np.empty(rows, dtype=np.int64),
+                      indices=np.empty(entries, dtype=np.int32), values=np.empty(entries, dtype=dtype))
+    calls = [(_kernels.fill_part, (buf, start, end, line, row, entry, entry + room, *docs))
+             for (start, end), line, row, entry, room in zip(parts, first_lines.tolist(), first_rows.tolist(),
+                                                             first_entries.tolist(), entry_room.tolist())]
+    written = np.array(_run(calls), dtype=np.int64).reshape(n_parts, 2)
+    return _Documents(*_gather(docs[:7], first_rows, written[:, 0]), *_gather(docs[7:], first_entries, written[:, 1]))
+
+
+def _gather(arrays, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """The ``counts[p]`` items from ``starts[p]`` on of each part p, moved together to the front of each array
+    (in place: a part only moves down)."""
+    end = 0
+    for start, count in zip(starts.tolist(), counts.tolist()):
+        if start != end:
+            for array in arrays:
+                array[end:end + count] = array[start:start + count]
+        end += count
+    return [array[:end] for array in arrays]
 
 
 def _run(calls: list) -> list:
@@ -553,7 +576,7 @@ _POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def _read_again(chunk: bytes, docs: _Documents, row: int) -> None:
+def _read_again(chunk: bytes, docs: _Documents, indptr: np.ndarray, row: int) -> None:
     """Read a flagged document's line in Python, as scikit-learn would, into ``docs``; ValueError or
     OverflowError where scikit-learn refuses it."""
     start = int(docs.line_starts[row])
@@ -561,7 +584,7 @@ def _read_again(chunk: bytes, docs: _Documents, row: int) -> None:
     label, qid, indices, values = _read_line(_uncommented(chunk[start:end if end >= 0 else len(chunk)]).split())
     docs.labels[row] = label
     docs.qids[row] = 0 if qid is None else qid
-    lo, hi = int(docs.indptr[row]), int(docs.indptr[row + 1])
+    lo, hi = int(indptr[row]), int(indptr[row + 1])
     assert hi - lo == len(indices) and docs.has_qid[row] == (qid is not None)
     docs.indices[lo:hi] = indices
     docs.values[lo:hi] = values
