@@ -156,27 +156,34 @@ def read_float(buf, s, end):
         else:
             return 0.0, -1
         return (math.copysign(value, -1.0) if negative else value), i + 3
-    w = _U0
-    digits = 0  # significant digits in w
-    exponent = 0
-    seen = point = False
-    while i < end:
-        c = buf[i]
-        if c == 46 and not point:  # .
-            point = True
-        elif 48 <= c <= 57:
-            seen = True
-            if w != _U0 or c != 48:
-                if digits == 19:
-                    return 0.0, -1
-                w = w * _U10 + (c - np.uint8(48))
-                digits += 1
-            if point:
-                exponent -= 1
-        else:
-            break
+    # digits[.digits]: the mantissa w has no leading zeros; more than 19 digits in it overflow, and are left
+    # to Python
+    first = i
+    while i < end and buf[i] == 48:  # leading zeros
         i += 1
-    if not seen:
+    w = _U0
+    digits = i  # where w starts
+    while i < end and 48 <= buf[i] <= 57:
+        w = w * _U10 + (buf[i] - np.uint8(48))
+        i += 1
+    seen = i > first
+    exponent = 0
+    if i < end and buf[i] == 46:  # .
+        i += 1
+        fraction = i
+        if w == _U0:
+            while i < end and buf[i] == 48:
+                i += 1
+            digits = i
+        while i < end and 48 <= buf[i] <= 57:
+            w = w * _U10 + (buf[i] - np.uint8(48))
+            i += 1
+        exponent = fraction - i
+        seen = seen or i > fraction
+        digits = i - digits - 1 if digits < fraction else i - digits
+    else:
+        digits = i - digits
+    if not seen or digits > 19:
         return 0.0, -1
     if i < end and buf[i] | 32 == 101:  # e
         i += 1
@@ -208,10 +215,11 @@ def read_float(buf, s, end):
 @kernel
 def count_bytes(buf, start, end):
     """(line ends, colons) in buf[start:end]: bounds on the documents and ``index:value`` pairs there."""
+    part = buf[start:end]  # indices from 0: Numba then knows them non-negative, and the loop is vectorised
     line_ends = colons = 0
-    for i in range(start, end):
-        line_ends += buf[i] == 10
-        colons += buf[i] == 58
+    for i in range(part.size):
+        line_ends += part[i] == 10
+        colons += part[i] == 58
     return line_ends, colons
 
 
@@ -227,9 +235,12 @@ def fill_part(buf, start, end, line, row, entry, entry_end, labels, qids, has_qi
     ``index:value`` (no colon) gets no entries: scikit-learn refuses it.
     """
     first_row, first_entry = row, entry
-    i = start
+    offset = start
+    buf = buf[start:end]  # indices from 0: Numba then knows them non-negative
+    end -= start
+    i = 0
     while i < end:
-        line_start = i
+        line_start = offset + i
         row_entry = entry
         tokens = 0
         nul = False  # a NUL byte: no comment from here on, and a line for Python

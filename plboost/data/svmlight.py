@@ -646,11 +646,20 @@ def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes,
             if cut < 0:
                 pending.append(block)
                 continue
-            chunk = _with_lf(b"".join([*pending, block[:cut + 1]]))
+            chunk = _with_lf(b"".join([*pending, memoryview(block)[:cut + 1]]))  # one copy, not two
             pending = [block[cut + 1:]]
             yield chunk, line
-            line += chunk.count(b"\n")
+            line += _line_ends(chunk)
             bar.update(raw.tell() - bar.n)
+
+
+def _line_ends(chunk: bytes) -> int:
+    """``chunk.count(b"\\n")``, counted by the kernels on threads (a few times faster)."""
+    buf = np.frombuffer(chunk, dtype=np.uint8)
+    n_parts = max(1, min(numba.get_num_threads(), len(chunk) // _PART_BYTES))
+    cuts = [len(chunk) * p // n_parts for p in range(n_parts + 1)]
+    return sum(ends for ends, _ in _run([(_kernels.count_bytes, (buf, start, end))
+                                          for start, end in itertools.pairwise(cuts)]))
 
 
 def _with_lf(chunk: bytes) -> bytes:
