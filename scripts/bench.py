@@ -19,6 +19,8 @@ Sections:
 * scaling: kernel time against documents per query (10 to 10,000), per document; uMart per pair.
 * leaves: LightGBM training time per tree with PLRank's exact Newton leaf values against the diagonal
   ones (``leaf_values="exact"`` against the default), and the share of the rewrite spent finding leaves.
+* first-call: an objective's first gradient call in a fresh process with an empty Numba cache (a fresh
+  install), against the same call with the kernels cached.
 """
 
 from __future__ import annotations
@@ -287,6 +289,51 @@ def scaling_rows(total: int, repeats: int) -> list[dict]:
     return rows
 
 
+FIRST_CALL_SCRIPT = """
+import sys, time
+import numpy as np
+from plboost.data import make_synthetic
+from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+data = make_synthetic(n_queries=50, n_features=1, seed=0)
+scores = np.random.default_rng(0).normal(size=data.n_docs)
+for name in sys.argv[1:]:
+    obj = eval(name)
+    start = time.perf_counter()
+    obj.gradients(scores, data.labels, data.offsets)
+    print(time.perf_counter() - start)
+"""
+
+FIRST_CALL_OBJECTIVES = ("PLRank()", "UMart()", "URank()", "PLPartition()", "PLLowerBound()")
+
+
+def first_call_rows(repeats: int) -> list[dict]:
+    """The first gradient call of a fresh install: a new process with an empty Numba cache, against the same
+    call in a new process that finds the kernels cached (50 queries). Each objective alone, then all five in
+    one process (kernels they share compile once). Medians of ``repeats`` fresh caches."""
+    import subprocess
+    import tempfile
+
+    def run(names, cache_dir):
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+        out = subprocess.run([sys.executable, "-c", FIRST_CALL_SCRIPT, *names], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        return [float(x) for x in out]
+
+    rows = []
+    for names in [[name] for name in FIRST_CALL_OBJECTIVES] + [list(FIRST_CALL_OBJECTIVES)]:
+        cold, warm = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="plboost-numba-") as cache_dir:
+                cold.append(sum(run(names, cache_dir)))
+                warm.append(sum(run(names, cache_dir)))
+        what = names[0] if len(names) == 1 else "all five objectives, one process"
+        rows.append({"kernel": f"first call of {what}, empty Numba cache", "documents": "", "queries": 50,
+                     "ms": 1e3 * statistics.median(cold), "baseline": "the same, kernels cached",
+                     "baseline ms": 1e3 * statistics.median(warm), "ratio": statistics.median(cold) / statistics.median(warm),
+                     "note": f"fresh process each; medians of {repeats}"})
+    return rows
+
+
 def print_table(rows: list[dict]) -> None:
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
@@ -296,7 +343,7 @@ def print_table(rows: list[dict]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
-SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves")
+SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves", "first-call")
 
 
 def main(argv=None) -> int:
@@ -322,6 +369,7 @@ def main(argv=None) -> int:
         "loading": lambda: loading_rows(2_000 if small else 1_000_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
         "leaves": lambda: leaf_rows(30 if small else 3_000, 3 if small else 50, few),
+        "first-call": lambda: first_call_rows(1 if small else 3),
     }
     with tempfile.TemporaryDirectory(prefix="plboost-bench-") as scratch:
         for name in args.only:

@@ -331,15 +331,61 @@ def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma
 
 
 @kernel
+def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
+    """Query ``lo:hi`` ordered by score, descending, ties in input order (LightGBM's order): the order,
+    and by position the score, gain, e^{sigma (s - max)} and label level (0 the lowest label present),
+    and the number of levels."""
+    n = hi - lo
+    negated = np.empty(n)
+    for i in range(n):
+        negated[i] = -scores[lo + i]
+    by_score = stable_argsort(negated)
+    score = np.empty(n)
+    gain = np.empty(n)
+    expo = np.empty(n)
+    label = np.empty(n, dtype=np.int64)
+    top = scores[lo + by_score[0]]
+    for i in range(n):
+        score[i] = scores[lo + by_score[i]]
+        label[i] = np.int64(labels[lo + by_score[i]])
+        gain[i] = gains[label[i]]
+        expo[i] = np.exp(sigma * (score[i] - top))
+    # levels from a table over the possible labels
+    level_of = np.zeros(gains.shape[0], dtype=np.int64)
+    for i in range(n):
+        level_of[label[i]] = 1
+    n_levels = 0
+    for value in range(gains.shape[0]):
+        if level_of[value]:
+            level_of[value] = n_levels
+            n_levels += 1
+    level = label  # reused: a label is read before its level is written
+    for i in range(n):
+        level[i] = level_of[label[i]]
+    return by_score, score, gain, expo, level, n_levels
+
+
+@kernel
+def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess):
+    """Gradients and floored hessians of a query from its pair sums by position (LambdaMART's log norm
+    rescales them by log2(1 + Λ) / Λ)."""
+    factor = 1.0
+    if log_norm and total_lambda > 0.0:
+        factor = np.log2(1.0 + total_lambda) / total_lambda
+    for i in range(by_score.shape[0]):
+        grad[lo + by_score[i]] = lam_p[i] * factor
+        hess[lo + by_score[i]] = max(nu_p[i] * factor, hessian_floor)
+
+
+@kernel
 def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
-                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, hessian_floor, grad, hess):
+                  score_distance_norm, log_norm, hessian_power, hessian_floor, grad, hess):
     """uMart gradients and (floored) hessians of queries ``first <= q < end``.
 
     Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
     pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
     scored above l; the windows' sums of e^{sigma (s - max)} are precomputed per label level, so each
-    pair costs O(1) and no exponential. ``lightgbm_arithmetic`` (window 1 only) takes B = 1 probabilities
-    from LightGBM's sigmoid table and accumulates in float32 as LightGBM does.
+    pair costs O(1) and no exponential.
     """
     for q in range(first, end):
         lo = offsets[q]
@@ -350,39 +396,11 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
                 grad[i] = 0.0
                 hess[i] = hessian_floor
             continue
-        negated = np.empty(n)
-        for i in range(n):
-            negated[i] = -scores[lo + i]
-        by_score = stable_argsort(negated)  # ties keep input order, as in LightGBM
-        # everything below is indexed by position in that order
-        score = np.empty(n)
-        gain = np.empty(n)
-        expo = np.empty(n)  # e^{sigma (s - max)}
-        label = np.empty(n, dtype=np.int64)
-        top = scores[lo + by_score[0]]
-        for i in range(n):
-            score[i] = scores[lo + by_score[i]]
-            label[i] = np.int64(labels[lo + by_score[i]])
-            gain[i] = gains[label[i]]
-            expo[i] = np.exp(sigma * (score[i] - top))
-        divide = score_distance_norm and top != score[n - 1]
-        sigma_hess = sigma ** hessian_power
-
-        # Label levels r = 0..K-1 (0 the lowest label present), from a table over the possible labels.
-        level_of = np.zeros(gains.shape[0], dtype=np.int64)
-        for i in range(n):
-            level_of[label[i]] = 1
-        n_levels = 0
-        for value in range(gains.shape[0]):
-            if level_of[value]:
-                level_of[value] = n_levels
-                n_levels += 1
-        level = np.empty(n, dtype=np.int64)
-        for i in range(n):
-            level[i] = level_of[label[i]]
+        by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
+        divide = score_distance_norm and score[0] != score[n - 1]
         # window_of[r, i]: the window of the document at position i among those rated below level r;
         # windows[r, w]: the sum of expo over window w (not needed with windows of one document)
-        several = window > 1 and not lightgbm_arithmetic
+        several = window > 1
         window_of = np.empty((n_levels if several else 0, n), dtype=np.int64)
         windows = np.zeros((n_levels if several else 0, (n + window - 1) // window))
         if several:
@@ -393,22 +411,35 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
                     if level[i] < r:
                         windows[r, count // window] += expo[i]
                         count += 1
-
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
-        limit = min(n - 1, truncation)
-        if lightgbm_arithmetic:
-            total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcgs[q], sigma, divide,
-                                           lam_p, nu_p)
-        else:
-            total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows, several,
-                                         limit, inverse_max_dcgs[q], sigma, sigma_hess, divide, lam_p, nu_p)
-        factor = 1.0
-        if log_norm and total_lambda > 0.0:
-            factor = np.log2(1.0 + total_lambda) / total_lambda
-        for i in range(n):
-            grad[lo + by_score[i]] = lam_p[i] * factor
-            hess[lo + by_score[i]] = max(nu_p[i] * factor, hessian_floor)
+        total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows,
+                                     several, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
+                                     sigma ** hessian_power, divide, lam_p, nu_p)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess)
+
+
+@kernel
+def _umart_lightgbm_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, sigma, truncation,
+                           score_distance_norm, log_norm, hessian_floor, grad, hess):
+    """uMart with window 1 in LightGBM's arithmetic (``lightgbm_arithmetic``): B = 1 probabilities from
+    LightGBM's sigmoid table, float32 accumulation, of queries ``first <= q < end``."""
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inverse_max_dcgs[q] == 0.0:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = hessian_floor
+            continue
+        by_score, score, gain, _, level, _ = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
+        divide = score_distance_norm and score[0] != score[n - 1]
+        lam_p = np.zeros(n)
+        nu_p = np.zeros(n)
+        total_lambda = _lightgbm_pairs(score, level, gain, discounts, min(n - 1, truncation), inverse_max_dcgs[q],
+                                       sigma, divide, lam_p, nu_p)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess)
 
 
 @kernel
@@ -556,9 +587,13 @@ class UMart(RankingObjective):
         gains, discounts, inverse_max_dcgs = state
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         distance, log = self._switches
-        over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts,
-                     self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
-                     self.lightgbm_arithmetic, self.hessian_floor, grad, hess)
+        if self.lightgbm_arithmetic:
+            over_queries(_umart_lightgbm_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
+                         discounts, self.sigmoid, truncation, distance, log, self.hessian_floor, grad, hess)
+        else:
+            over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
+                         discounts, self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
+                         self.hessian_floor, grad, hess)
 
 
 def _positive_int(name: str, value) -> int:
