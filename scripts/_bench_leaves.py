@@ -7,6 +7,12 @@ scores (the default), and exact leaves found by ``Booster.predict(pred_leaf=True
 
     python scripts/_bench_leaves.py                 # 3000 queries, 50 rounds, 5 repeats
     python scripts/_bench_leaves.py --small
+    python scripts/_bench_leaves.py --threads 1 --clock cpu
+
+On a machine shared with other work, wall-clock times of multi-threaded training swing widely (LightGBM's
+OpenMP threads wait at every barrier for a thread that was descheduled): ``--threads 1 --clock cpu``
+trains on one thread (LightGBM's ``num_threads`` and Numba's) and times the process's CPU time instead,
+which other processes barely disturb.
 """
 
 from __future__ import annotations
@@ -20,23 +26,30 @@ from plboost.data import make_synthetic
 from plboost.objectives import PLRank
 
 
-def alternate_all(functions, repeats: int) -> list[float]:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def alternate_all(functions, repeats: int, clock=time.perf_counter) -> list[float]:
     """Median seconds of each of ``functions`` over ``repeats`` alternated runs (after one warm-up each)."""
     for function in functions:
         function()
     times = [[] for _ in functions]
     for _ in range(repeats):
         for function, spent in zip(functions, times):
-            start = time.perf_counter()
+            start = clock()
             function()
-            spent.append(time.perf_counter() - start)
+            spent.append(clock() - start)
     return [statistics.median(spent) for spent in times]
 
 
 @contextmanager
-def _recording_refits(finder: str, into: list):
+def _recording_refits(finder: str, into: list, clock):
     """Train with ``ExactLeafValues.leaf_finder = finder`` and collect the ExactLeafValues objects that
-    ``train`` creates (it keeps them to itself: its module's name for the class is swapped for a subclass)."""
+    ``train`` creates (it keeps them to itself: its module's name for the class is swapped for a subclass);
+    their per-tree timings read ``clock``."""
+    import types
+
+    from plboost.engines import exact_leaves
     from plboost.engines import lightgbm as engine
     from plboost.engines.exact_leaves import ExactLeafValues
 
@@ -48,17 +61,27 @@ def _recording_refits(finder: str, into: list):
             into.append(self)
 
     engine.ExactLeafValues = Recorded
+    exact_leaves.time = types.SimpleNamespace(perf_counter=clock)
     try:
         yield
     finally:
         engine.ExactLeafValues = ExactLeafValues
+        exact_leaves.time = time
 
 
-def leaf_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None = None,
+              clock: str = "wall") -> list[dict]:
     """Per-tree training time with exact leaf values against the diagonal ones, and per-tree time spent
-    finding the training documents' leaves from the cached scores against ``predict(pred_leaf=True)``."""
+    finding the training documents' leaves from the cached scores against ``predict(pred_leaf=True)``.
+    ``threads``: LightGBM's and Numba's thread count (default: theirs); ``clock``: "wall" or "cpu"."""
+    import numba
+
     from plboost.engines import train
 
+    if threads is not None:
+        numba.set_num_threads(threads)
+    engine_params = {"num_threads": threads} if threads is not None else None
+    timer = CLOCKS[clock]
     data = make_synthetic(n_queries=n_queries, seed=1)
     objective = PLRank(top_k=10, n_permutations=3)
     objective.warm_up()
@@ -68,15 +91,15 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
         def go():
             if finder is None:
                 train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
-                      leaf_values=leaf_values)
+                      leaf_values=leaf_values, engine_params=engine_params)
                 return
-            with _recording_refits(finder, refits[finder]):
+            with _recording_refits(finder, refits[finder], timer):
                 train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
-                      leaf_values=leaf_values)
+                      leaf_values=leaf_values, engine_params=engine_params)
         return go
 
     exact, diagonal, former = alternate_all([run("exact", "scores"), run("diagonal"), run("exact", "predict")],
-                                            repeats)
+                                            repeats, timer)
 
     def per_tree(finder, attribute):
         return 1e3 * statistics.median(statistics.median(getattr(r, attribute)) for r in refits[finder])
@@ -87,11 +110,12 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     fallbacks = sum(r.fallbacks for r in refits["scores"])
     fallback_docs = sum(r.fallback_documents for r in refits["scores"])
     common = {"documents": data.n_docs, "queries": data.n_queries}
+    how = (f"{clock} clock, " + (f"{threads} thread{'s' * (threads != 1)}" if threads else "default threads"))
     return [
         {"kernel": "LightGBM training with PLRank(n_permutations=3), exact leaves, per tree", **common,
          "ms": 1e3 * exact / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
          "ratio": exact / diagonal,
-         "note": f"{rounds} rounds, 31 leaves; rewriting leaves {rewriting:.2f} ms/tree of which finding them "
+         "note": f"{rounds} rounds, 31 leaves, {how}; rewriting leaves {rewriting:.2f} ms/tree of which finding them "
                  f"{finding:.2f}; {fallbacks} of {trees} trees fell back to pred_leaf ({fallback_docs} documents)"},
         {"kernel": "the same, exact leaves found by predict(pred_leaf=True) (the former way)", **common,
          "ms": 1e3 * former / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
@@ -108,9 +132,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
     parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
+    parser.add_argument("--threads", type=int, default=None, help="LightGBM's and Numba's threads")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall-clock or process CPU time")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.small else 5)
-    rows = leaf_rows(30 if args.small else 3_000, 3 if args.small else 50, repeats)
+    rows = leaf_rows(30 if args.small else 3_000, 3 if args.small else 50, repeats, threads=args.threads,
+                     clock=args.clock)
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
     print("|" + "|".join("---" for _ in columns) + "|")

@@ -37,8 +37,9 @@ looked up with ``predict(pred_leaf=True)`` on their rows only, and the whole tre
 matches no output or the per-leaf counts differ from the tree's ``leaf_count`` (neither should happen;
 both are counted in :attr:`ExactLeafValues.fallbacks`). Every leaf holds a training document (LightGBM
 checks that each side of a split is non-empty; bagging, which would leave documents out, is refused), so
-every leaf is refitted. Validation documents have no cached score here (LightGBM is handed no validation
-set) and are still found by ``predict``.
+every leaf is refitted. The validation data is registered with the Booster at the first tree (when
+LightGBM computes no metric of its own), so that LightGBM keeps its scores too, and its documents' leaves
+are found the same way (:meth:`ExactLeafValues._validation_leaves`).
 
 Trees are still grown with the diagonal hessians; only the leaf values change. Bagging, GOSS, DART,
 path smoothing, linear trees, monotone constraints and sample weights change how LightGBM computes leaf
@@ -232,6 +233,11 @@ class ExactLeafValues:
         self._trees = 0
         self._scores = self._grad = self._hess = None
         self._cached = None  # LightGBM's cached training scores at the last objective call
+        #: validation documents whose leaves had to be looked up with ``predict`` (after the first tree)
+        self.valid_fallback_documents = 0
+        self._valid_set = None  # the validation data as registered with the Booster, whose scores it keeps
+        self._valid_cached = None  # LightGBM's cached validation scores after the last tree
+        self._valid_by_predict = False
         if self.leaf_finder == "scores":
             match_leaves(np.zeros(1), np.zeros(1), 0.0)  # compiles (or loads) the kernel before training
 
@@ -276,7 +282,7 @@ class ExactLeafValues:
                 n_leaves, counts = _tree_leaf_counts(booster, env.iteration)
                 old = np.array([booster.get_leaf_output(tree, index) for index in range(n_leaves)])
                 leaf = self._training_leaves(booster, env.iteration, old, counts)
-                valid_leaf = (_predicted_leaves(booster, self.valid_data.X, env.iteration)
+                valid_leaf = (self._validation_leaves(booster, env.iteration, old)
                               if self.valid_data is not None else leaf[:0])
             self.leaf_seconds.append(time.perf_counter() - start)
             new = self.new_leaf_values(leaf, n_leaves)
@@ -309,7 +315,7 @@ class ExactLeafValues:
         """The leaf of every training document in the tree of ``iteration`` whose outputs are ``values``,
         read off the change of LightGBM's cached training scores since the objective's call; looked up
         with ``predict`` where that cannot tell (see the module docstring)."""
-        change, magnitude = _cached_score_change(booster, self._cached)
+        change, magnitude = _cached_score_change(booster, self._cached)  # also refreshes self._cached
         leaf, unresolved = match_leaves(change, values, magnitude) if change is not None else (None, None)
         looked_up = 0
         if leaf is not None and unresolved.any():
@@ -327,18 +333,52 @@ class ExactLeafValues:
             self.fallback_documents += looked_up
         return leaf
 
+    def _validation_leaves(self, booster, iteration: int, values) -> np.ndarray:
+        """The leaf of every validation document in the tree of ``iteration`` whose outputs are ``values``.
+
+        At the first tree the validation data is registered with the Booster (``Booster.eval``, which adds
+        a Dataset it does not know, binned like the training data): from then on LightGBM adds every new
+        tree to its cached validation scores too, as to the training scores but by walking the tree over
+        the binned data, several times faster than ``predict`` over the raw features, and the leaves are
+        read off the change of those scores. Only when LightGBM computes no metric of its own: it would
+        report them, on scores that miss the rewrites, to ``lgb.train``'s callbacks. Looked up with
+        ``predict`` at the first tree (the cached scores then hold the earlier trees too), where two leaves
+        share a value, when no change matches, and throughout when the data cannot be registered.
+        """
+        X = self.valid_data.X
+        if self._valid_set is None and not self._valid_by_predict:
+            self._valid_set = _registered_validation(booster, X)
+            self._valid_by_predict = self._valid_set is None
+            if self._valid_set is not None:
+                self._valid_cached = np.zeros(self.valid_data.n_docs)
+                _cached_score_change(booster, self._valid_cached, self._valid_set)
+                return _predicted_leaves(booster, X, iteration)
+        if self._valid_set is None:
+            return _predicted_leaves(booster, X, iteration)
+        change, magnitude = _cached_score_change(booster, self._valid_cached, self._valid_set)
+        leaf, unresolved = match_leaves(change, values, magnitude) if change is not None else (None, None)
+        if leaf is None:
+            self.valid_fallback_documents += self.valid_data.n_docs
+            return _predicted_leaves(booster, X, iteration)
+        if unresolved.any():
+            rows = np.flatnonzero(unresolved)
+            leaf[rows] = _predicted_leaves(booster, X[rows], iteration)
+            self.valid_fallback_documents += rows.size
+        return leaf
+
 
 def _predicted_leaves(booster, X, iteration: int) -> np.ndarray:
     """The leaf of every row of ``X`` in the tree of ``iteration``, by walking it over the features."""
     return booster.predict(X, start_iteration=iteration, num_iteration=1, pred_leaf=True).reshape(-1)
 
 
-def _cached_score_change(booster, before):
-    """LightGBM's cached training scores now minus ``before``, and the largest ``|score|`` now.
+def _cached_score_change(booster, before, dataset=None):
+    """LightGBM's cached scores of ``dataset`` (registered with ``booster``; the training data if None) now
+    minus ``before``, and the largest ``|score|`` now; ``before`` is then overwritten with the scores now.
 
-    ``Booster.eval_train(feval)`` hands ``feval`` the cached training scores (the array the objective is
-    handed too, refilled by ``LGBM_BoosterGetPredict``); the difference is taken at once, before anything
-    else reads the cache into that buffer. (None, None) when the scores do not come (another LightGBM).
+    ``Booster.eval_train(feval)`` and ``Booster.eval(dataset, name, feval)`` hand ``feval`` the cached
+    scores (an array of the Booster's own, refilled by ``LGBM_BoosterGetPredict`` and handed to the
+    objective too): they are used at once. (None, None) when they do not come (another LightGBM).
     """
     if before is None:
         return None, None
@@ -348,10 +388,38 @@ def _cached_score_change(booster, before):
         preds = np.asarray(preds, dtype=np.float64).reshape(-1)
         if preds.shape == before.shape:
             found.append((preds - before, float(np.max(np.abs(preds), initial=0.0))))
+            before[...] = preds
         return "plboost_cached_scores", 0.0, True
 
-    booster.eval_train(feval=grab)
+    if dataset is None:
+        booster.eval_train(feval=grab)
+    else:
+        booster.eval(dataset, "plboost_validation", feval=grab)
     return found[0] if found else (None, None)
+
+
+_METRIC_ALIASES = ("metric", "metrics", "metric_types")
+_NO_METRIC = {"", "none", "null", "na", "custom"}
+
+
+def _registered_validation(booster, X):
+    """``X`` as a Dataset binned like the training data and registered with ``booster`` (which then keeps
+    its scores), or None when LightGBM has metrics to compute (it would compute them on it) or refuses."""
+    import lightgbm as lgb
+
+    params = booster.params or {}
+    for alias in _METRIC_ALIASES:
+        names = params.get(alias)
+        names = [names] if names is None or isinstance(names, str) else list(names)
+        if any(str(part).strip().lower() not in _NO_METRIC
+               for name in names if name is not None for part in str(name).split(",")):
+            return None
+    try:
+        dataset = lgb.Dataset(X, free_raw_data=True).set_reference(booster.train_set)
+        booster.add_valid(dataset, "plboost_validation")
+    except (lgb.basic.LightGBMError, ValueError, TypeError, AttributeError):
+        return None
+    return dataset
 
 
 _NUM_LEAVES = re.compile(r"^num_leaves=(\d+)\s*$", re.MULTILINE)

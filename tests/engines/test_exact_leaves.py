@@ -228,10 +228,12 @@ def test_leaves_from_cached_scores_give_the_model_of_pred_leaf(params, shared, s
     np.testing.assert_allclose(record["valid"]["ndcg@10"], old_record["valid"]["ndcg@10"], rtol=0, atol=1e-12)
     assert len(refit.leaf_seconds) == new.num_trees() == 12
     assert reference.fallbacks == 0  # counted for the cached-score finder only
+    assert refit._valid_set is not None and reference._valid_set is None  # LightGBM kept validation scores
     if shared:  # two leaves of one value: their documents were looked up with predict
         assert refit.fallbacks > 0 and 0 < refit.fallback_documents
+        assert refit.valid_fallback_documents > 0
     else:
-        assert refit.fallbacks == refit.fallback_documents == 0
+        assert refit.fallbacks == refit.fallback_documents == refit.valid_fallback_documents == 0
 
 
 def test_leaves_from_cached_scores_under_train_with_early_stopping(monkeypatch):
@@ -251,10 +253,18 @@ def test_leaves_from_cached_scores_under_train_with_early_stopping(monkeypatch):
 
 
 def test_the_leaf_found_is_pred_leafs_on_every_tree(monkeypatch):
-    """Random data, many trees, varied learning rates and leaf counts: every training document's leaf found
-    from the cached scores is the leaf ``predict(pred_leaf=True)`` gives, on every tree."""
-    checked = []
-    find = ExactLeafValues._training_leaves
+    """Random data, many trees, varied learning rates and leaf counts: every training and validation
+    document's leaf found from the cached scores is the leaf ``predict(pred_leaf=True)`` gives, on every tree."""
+    checked, checked_valid = [], []
+    find, find_valid = ExactLeafValues._training_leaves, ExactLeafValues._validation_leaves
+
+    def compared_valid(self, booster, iteration, values):
+        leaf = find_valid(self, booster, iteration, values)
+        expected = booster.predict(self.valid_data.X, start_iteration=iteration, num_iteration=1,
+                                   pred_leaf=True).ravel()
+        np.testing.assert_array_equal(leaf, expected)
+        checked_valid.append(self.valid_fallback_documents)
+        return leaf
 
     def compared(self, booster, iteration, values, counts):
         leaf = find(self, booster, iteration, values, counts)
@@ -266,16 +276,18 @@ def test_the_leaf_found_is_pred_leafs_on_every_tree(monkeypatch):
         return leaf
 
     monkeypatch.setattr(ExactLeafValues, "_training_leaves", compared)
+    monkeypatch.setattr(ExactLeafValues, "_validation_leaves", compared_valid)
     rng = np.random.default_rng(0)
     for trial in range(6):
-        data = make_synthetic(n_queries=int(rng.integers(20, 80)), n_features=int(rng.integers(2, 20)),
-                              docs_per_query=(1, int(rng.integers(5, 60))), noise=float(rng.uniform(0.2, 3)),
-                              seed=trial)
+        sizes = dict(n_features=int(rng.integers(2, 20)), docs_per_query=(1, int(rng.integers(5, 60))),
+                     noise=float(rng.uniform(0.2, 3)))
+        data = make_synthetic(n_queries=int(rng.integers(20, 80)), seed=trial, **sizes)
+        valid = make_synthetic(n_queries=int(rng.integers(5, 40)), seed=trial + 50, **sizes) if trial % 2 else None
         params = {"num_leaves": int(rng.integers(2, 40)), "min_data_in_leaf": int(rng.integers(1, 20)),
                   "learning_rate": float(rng.choice([0.05, 0.3, 1.0, 3.0])), "lambda_l2": float(rng.uniform(0, 2))}
-        booster, refit, _ = train_refit(data, None, params, 25, "scores", objective_seed=trial)
+        booster, refit, _ = train_refit(data, valid, params, 25, "scores", objective_seed=trial)
         assert booster.num_trees() == len(refit.leaf_seconds) > 0
-    assert len(checked) >= 100
+    assert len(checked) >= 100 and len(checked_valid) >= 30
 
 
 def test_a_tree_whose_score_changes_match_no_leaf_is_looked_up_whole(monkeypatch):
@@ -285,8 +297,8 @@ def test_a_tree_whose_score_changes_match_no_leaf_is_looked_up_whole(monkeypatch
     change = exact_leaves._cached_score_change
     calls = []
 
-    def off_on_third_tree(booster, before):
-        found, magnitude = change(booster, before)
+    def off_on_third_tree(booster, before, dataset=None):
+        found, magnitude = change(booster, before, dataset)
         calls.append(None)
         return (found + 1e-3, magnitude) if len(calls) == 3 else (found, magnitude)
 
@@ -325,3 +337,19 @@ def test_match_leaves_is_exact_to_rounding_and_flags_what_it_cannot_tell():
     assert not unresolved.any()
     found, unresolved = match_leaves(close[[0, 1, 1]], close, 100.0)
     assert unresolved.all()
+
+
+@pytest.mark.parametrize("metric", [{"metric": "ndcg"}, {"metrics": ["None", "map"]}, {"metric_types": "ndcg,none"}],
+                         ids=str)
+def test_validation_data_is_not_handed_to_lightgbm_while_it_computes_metrics(small, small_valid, metric):
+    """LightGBM would compute its metrics on the registered validation data (from scores that miss the
+    rewritten leaves) and report them to the callbacks: its leaves are then looked up with predict."""
+    objective = PLRank(n_permutations=2)
+    params = {"num_leaves": 6, "min_data_in_leaf": 5, "verbosity": -1, **metric}
+    refit = ExactLeafValues(objective, small, small_valid, params=params)
+    reported = []
+    booster = lgb.train({**params, "objective": refit.objective}, small.to_lightgbm(), num_boost_round=3,
+                        valid_sets=[], callbacks=[refit.callback, lambda env: reported.extend(env.evaluation_result_list)])
+    assert refit._valid_set is None and refit._valid_by_predict
+    assert {r[0] for r in reported} == {"valid"}  # plboost's own NDCG only
+    np.testing.assert_allclose(refit.valid_scores, booster.predict(small_valid.X, raw_score=True), rtol=0, atol=1e-9)
