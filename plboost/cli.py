@@ -17,33 +17,26 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import ast
 import errno
 import json
-import os
 import sys
 import tempfile
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
-from . import __version__
+from . import __version__, _params
+from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, ENGINES
 from .objectives import OBJECTIVES
 
+
 def parse_assignment(text: str) -> tuple[str, object]:
-    """``"top_k=10"`` -> ``("top_k", 10)``; values are Python literals (``None``, ``true`` too) or strings."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    value = value.strip()
-    lowered = {"true": True, "false": False, "none": None, "null": None}
-    if value.lower() in lowered:
-        return key.strip(), lowered[value.lower()]
+    """``"top_k=10"`` -> ``("top_k", 10)``, as :func:`plboost._params.parse_assignment` reads it (the same as
+    in ``compare --run``), for argparse."""
     try:
-        return key.strip(), ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return key.strip(), value
+        return _params.parse_assignment(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_cutoffs(text: str) -> tuple[int, ...]:
@@ -137,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write results.csv, summary.csv, results.json and per-run records there (with "
                               "several datasets: in a subdirectory each, and winning.md/winning.csv)")
     compare.add_argument("--metrics", type=_metric_list, metavar="NAMES",
-                         help="with several datasets: metrics of the winning numbers (default "
-                              "NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10)")
+                         help=f"with several datasets: metrics of the winning numbers (default "
+                              f"{','.join(PAPER_METRICS)})")
     compare.add_argument("--plot", action="store_true", help="with --out: validation NDCG curves as a PNG")
     compare.add_argument("--no-resume", action="store_true", help="recompute runs already recorded in --out")
     compare.add_argument("--repeats", type=_positive_int, default=1, metavar="N",
@@ -173,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "holding results.json files, or a CSV table (method, dataset, metric columns, "
                                 "or long rows method,dataset,metric,value)")
     summarize.add_argument("--metrics", type=_metric_list, metavar="NAMES",
-                           help="metrics to summarise (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,ERR@10, those present)")
+                           help=f"metrics to summarise (default {','.join(PAPER_METRICS)}, those present)")
     summarize.add_argument("--out", type=Path, metavar="PATH", help="also write the table as CSV here")
     summarize.add_argument("--significant", action="store_true",
                            help="count a win only when it is significant: paired t-test over the queries of the "
@@ -200,7 +193,7 @@ def _add_training_options(parser):
                         help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
     parser.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
                         metavar="KEY=VALUE", help="raw engine parameter, repeatable (e.g. min_data_in_leaf=5)")
-    parser.add_argument("--leaf-values", choices=("diagonal", "exact"), default="diagonal",
+    parser.add_argument("--leaf-values", choices=LEAF_VALUES, default="diagonal",
                         help="PLRank with LightGBM: 'exact' rewrites each tree's leaves with the exact Newton "
                              "step (the paper's Eqn. 9) instead of the diagonal-hessian one (default diagonal)")
     parser.add_argument("--seed", type=int, default=0)
@@ -319,13 +312,9 @@ def failure_message(error: BaseException) -> str | None:
         return f"XGBoost: {engine_message(error)}"
     if isinstance(error, lightgbm.basic.LightGBMError):
         return f"LightGBM: {engine_message(error)}"
-    if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError)):
+    if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError, MissingExtra)):
         return str(error)
     return None
-
-
-def _metric_columns(eval_at) -> list[str]:
-    return [f"NDCG@{k}" for k in eval_at] + [f"ERR@{k}" for k in eval_at] + ["ERR", "MAP"]
 
 
 def _print_result(result) -> None:
@@ -334,7 +323,7 @@ def _print_result(result) -> None:
            "trees": result.model.trees_used}
     from .experiment import format_table
     print(f"{result.evaluated_on} metrics; {result.conventions}")
-    print(format_table([row], ["objective"] + _metric_columns(spec.eval_at) + ["seconds", "trees"]))
+    print(format_table([row], ["objective", *result.metrics, "seconds", "trees"]))
 
 
 def _train(args) -> int:
@@ -366,29 +355,13 @@ def _train(args) -> int:
 
 
 def _train_on_dask(args, spec):
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as error:  # pragma: no cover - the extra is missing
-        raise ValueError("--dask-scheduler and --dask-local need dask: pip install 'plboost[dask]'") from error
-
-    from .experiment import run_dask
+    from .experiment import dask_client, run_dask
 
     if args.dask_scheduler and args.dask_local:
         raise ValueError("give --dask-scheduler or --dask-local, not both")
-    if args.dask_scheduler:
-        cluster, client = None, Client(args.dask_scheduler)
-    else:
-        cluster = LocalCluster(n_workers=args.dask_local, threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)
-    try:
-        with client.as_current():  # any other client of this process must not receive the work
-            return run_dask(spec, client, args.train, args.valid, args.test,
-                            load_options={key: value for key, value in _load_options(args).items()
-                                          if key != "progress"})
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    load_options = {key: value for key, value in _load_options(args).items() if key != "progress"}
+    with dask_client(args.dask_scheduler, args.dask_local) as client:
+        return run_dask(spec, client, args.train, args.valid, args.test, load_options=load_options)
 
 
 def _evaluate(args) -> int:
@@ -402,7 +375,7 @@ def _evaluate(args) -> int:
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
-    print(format_table([{"model": args.model.name, **values}], ["model"] + _metric_columns(args.eval_at)))
+    print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
         args.out.write_text(json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
                                         "conventions": conventions}, indent=2) + "\n")
@@ -411,21 +384,20 @@ def _evaluate(args) -> int:
 
 def _compare(args) -> int:
     from .data.layouts import find_layout
-    from .experiment import BASELINES, choose_baseline, compare, load_config, parse_run
+    from .experiment import (choose_baseline, compare, dataset_outputs, load_config, parse_run, plotting,
+                             with_baselines)
 
     defaults = _spec_from_args(args)
     specs = load_config(args.config, defaults) if args.config else []
     specs += [parse_run(text, defaults) for text in args.run]
     if args.baselines:
-        engines = sorted({spec.engine for spec in specs} | {defaults.engine})
-        present = {spec.label for spec in specs}
-        baselines = [replace(defaults, objective=name, engine=engine, objective_params={})
-                     for engine in engines for name in BASELINES[engine]]
-        specs += [spec for spec in baselines if spec.label not in present]
+        specs = with_baselines(specs, defaults)
     if not specs:
         raise ValueError("nothing to compare: give --run, --config or --baselines")
     if args.plot and not args.out:
         raise ValueError("--plot needs --out (the PNG is written there)")
+    if args.plot:
+        plotting()  # a missing matplotlib fails now, not after the training
     choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
     check_output_path(args.out, [], "--out", directory=True)
     tune = None
@@ -434,14 +406,10 @@ def _compare(args) -> int:
 
         tune = Tuning(args.tune, seed=args.tune_seed, overrides=load_overrides(args.config) if args.config else {})
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
-    names = [Path(layout.directory).name for layout in layouts]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two datasets have the same directory name ({', '.join(names)}); results are matched "
-                         "by it")
+    outputs = dataset_outputs(layouts, args.out)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     comparisons = []
-    for layout, name in zip(layouts, names):
-        out = None if args.out is None else (args.out / name if len(layouts) > 1 else args.out)
+    for layout, (_, out) in zip(layouts, outputs):
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
                          load_options=_load_options(args))
@@ -454,17 +422,14 @@ def _compare(args) -> int:
                 written["plot"] = result.plot(out / "validation_ndcg.png")
             print("wrote " + ", ".join(str(path) for path in written.values()), file=sys.stderr)
     if len(comparisons) > 1:
-        import pandas as pd
+        from .winning import save_summary, summarize_comparisons
 
-        from .winning import summarize
-
-        _, table, text = summarize(pd.concat([c.long_results() for c in comparisons], ignore_index=True),
-                                   args.metrics)
-        print(f"## Winning numbers over {len(comparisons)} datasets ({', '.join(names)})\n\n{text}")
+        _, table, text = summarize_comparisons(comparisons, args.metrics)
+        names = ", ".join(name for name, _ in outputs)
+        print(f"## Winning numbers over {len(comparisons)} datasets ({names})\n\n{text}")
         if args.out:
-            (args.out / "winning.md").write_text(text + "\n")
-            table.to_csv(args.out / "winning.csv", index=False)
-            print(f"wrote {args.out / 'winning.md'}, {args.out / 'winning.csv'}", file=sys.stderr)
+            written = save_summary(args.out, table, text)
+            print("wrote " + ", ".join(map(str, written)), file=sys.stderr)
     return 0
 
 

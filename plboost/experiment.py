@@ -7,6 +7,7 @@ The driver behind ``plboost train``, ``compare`` and ``demo``. Metrics are compu
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import functools
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, engines, metrics
+from ._params import TABLE_METRICS, check_leaf_values, import_extra, parse_assignment, split_list
 from .engines import TrainedModel
 from .objectives import OBJECTIVES
 
@@ -43,7 +45,8 @@ class RunSpec:
     seed: int = 0
     no_relevant: str = "one"
     g_max: int = 4
-    #: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves, LightGBM only)
+    #: one of LEAF_VALUES: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves,
+    #: LightGBM only)
     leaf_values: str = "diagonal"
     #: repeat index: the engine's seed and the objective's own seed (where it has one) are shifted by it
     repeat: int = 0
@@ -58,8 +61,7 @@ class RunSpec:
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
         metrics.Conventions(no_relevant=self.no_relevant, g_max=self.g_max)  # validates both
-        if self.leaf_values not in ("diagonal", "exact"):
-            raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {self.leaf_values!r}")
+        check_leaf_values(self.leaf_values, self.engine, self.objective)
         if int(self.repeat) < 0:
             raise ValueError(f"repeat must be >= 0, got {self.repeat}")
         if not math.isfinite(float(self.learning_rate)):
@@ -234,9 +236,7 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
     from .data import load_svmlight
     from .engines.dask import ranking_collections, train_dask
 
-    if spec.leaf_values != "diagonal":
-        raise ValueError("exact leaf values are not available on Dask (the leaves would be rewritten on one "
-                         "machine while the workers keep their own scores)")
+    check_leaf_values(spec.leaf_values, spec.engine, spec.objective, dask=True)
     options = dict(load_options or {})
     objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     workers = len(client.scheduler_info()["workers"])
@@ -263,8 +263,6 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
 
 #: the engines' own objectives that ``compare --baselines`` adds, by engine
 BASELINES = engines.BUILTIN_OBJECTIVES
-#: the metrics of a comparison table, after the PLRank paper's Table 1
-TABLE_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10", "ERR")
 _SPEC_FIELDS = {f.name for f in fields(RunSpec)}
 
 
@@ -278,21 +276,32 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     >>> parse_run("plrank,n_permutations=3,leaf_values=exact", RunSpec()).label
     'plrank(n_permutations=3) [lightgbm, exact leaves]'
 
-    ``leaf_values`` is a training option, not an objective parameter.
+    ``leaf_values`` is a training option, not an objective parameter. Values are read as on the command
+    line (:func:`plboost._params.parse_value`); a comma inside brackets or quotes does not end one.
     """
-    head, *assignments = [part.strip() for part in text.split(",")]
+    head, *assignments = [part.strip() for part in split_list(text)]
     objective, _, engine = head.partition("@")
     if not objective:
         raise ValueError(f"--run {text!r}: expected objective[@engine][,key=value...]")
-    params = {}
-    for assignment in assignments:
-        key, sep, value = assignment.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--run {text!r}: {assignment!r} is not key=value")
-        params[key.strip()] = _literal(value.strip())
+    try:
+        params = dict(parse_assignment(assignment) for assignment in assignments)
+    except ValueError as error:
+        raise ValueError(f"--run {text!r}: {error}") from None
     options = {key: params.pop(key) for key in ("leaf_values",) if key in params}
     return replace(defaults, objective=objective, engine=engine or defaults.engine, objective_params=params,
                    **options)
+
+
+def with_baselines(specs, defaults: RunSpec) -> list[RunSpec]:
+    """``specs`` and, after them, the engines' own objectives (:data:`BASELINES`) of ``defaults.engine`` and of
+    every engine in ``specs``, trained with the settings of ``defaults`` and the engines' leaf values; a baseline
+    already in ``specs`` is not added again."""
+    specs = list(specs)
+    present = {spec.label for spec in specs}
+    baselines = [replace(defaults, objective=name, engine=engine, objective_params={}, leaf_values="diagonal")
+                 for engine in sorted({spec.engine for spec in specs} | {defaults.engine})
+                 for name in BASELINES[engine]]
+    return specs + [spec for spec in baselines if spec.label not in present]
 
 
 def load_config(path, defaults: RunSpec) -> list[RunSpec]:
@@ -348,18 +357,6 @@ def _spec_fields(table: dict, where: str) -> dict:
     if unknown:
         raise ValueError(f"{where}: unknown keys {sorted(unknown)}; known: {sorted(_SPEC_FIELDS)}")
     return table
-
-
-def _literal(text: str):
-    lowered = {"true": True, "false": False, "none": None, "null": None}
-    if text.lower() in lowered:
-        return lowered[text.lower()]
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
 
 
 @dataclass
@@ -628,12 +625,10 @@ class Comparison:
         """Validation ``metric`` against boosting round, one line per configuration: solid, the mean over all
         runs (splits and repeats) while all of them train; faint, the mean over those still training after
         some stopped early (an ``x`` where one stopped), whose jumps come from which runs remain."""
-        from matplotlib import colormaps
-        from matplotlib.figure import Figure
-
-        figure = Figure(figsize=(10, 5.5))
+        matplotlib = plotting()
+        figure = matplotlib.figure.Figure(figsize=(10, 5.5))  # no pyplot: no global state, no backend switch
         axes = figure.subplots()
-        colours = colormaps["tab20" if len(self.specs) > 10 else "tab10"]
+        colours = matplotlib.colormaps["tab20" if len(self.specs) > 10 else "tab10"]
         stopped_early = False
         for number, spec in enumerate(self.specs):
             histories = [r.valid_history for r in self.results if r.label == spec.label and r.valid_history]
@@ -666,6 +661,15 @@ class Comparison:
         path = Path(path)
         figure.savefig(path, dpi=120)
         return path
+
+
+def plotting():
+    """matplotlib with its :mod:`matplotlib.figure`, or :class:`plboost._params.MissingExtra` saying how to
+    install it (call before a long comparison whose plot is wanted)."""
+    import_extra("matplotlib.figure", "plotting", "matplotlib")
+    import matplotlib
+
+    return matplotlib
 
 
 #: the configuration the others are tested against, when present
@@ -759,6 +763,39 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     if out_dir is not None:
         _add_earlier_runs(comparison, out_dir, chosen, planned, log)
     return comparison
+
+
+def dataset_outputs(layouts, out_dir=None) -> list[tuple[str, Path | None]]:
+    """For a comparison over several datasets: each one's name (its directory's, by which results are matched
+    across datasets, so two alike are refused) and output directory (``out_dir``, or with several datasets its
+    subdirectory of that name; None without ``out_dir``)."""
+    names = [Path(layout.directory).name for layout in layouts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two datasets have the same directory name ({', '.join(names)}); results are matched "
+                         "by it")
+    if out_dir is None:
+        return [(name, None) for name in names]
+    return [(name, Path(out_dir) / name if len(names) > 1 else Path(out_dir)) for name in names]
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, n_workers: int | None = None):
+    """A Dask client, current inside the block, of the scheduler at address ``scheduler`` or else of a local
+    cluster of ``n_workers`` single-threaded processes; both are closed on leaving."""
+    distributed = import_extra("distributed", "training on Dask", "'plboost[dask]'")
+    cluster = None
+    if scheduler:
+        client = distributed.Client(scheduler)
+    else:
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None)
+        client = distributed.Client(cluster)
+    try:
+        with client.as_current():  # any other client of this process must not receive the work
+            yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _check_tuning(tune, specs, splits, layout) -> dict | None:

@@ -46,10 +46,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._params import PAPER_METRICS
 from .significance import load_per_query  # noqa: F401  (re-exported: the input of significant winning numbers)
 
-#: the metrics summarised by default, after the PLRank paper's table
-DEFAULT_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
+#: the metrics summarised by default: those of the PLRank paper's table
+DEFAULT_METRICS = PAPER_METRICS
 CROSS_METRIC = "all metrics"
 
 _METHOD_COLUMNS = ("configuration", "method", "label")
@@ -229,6 +230,20 @@ def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | N
     if significant is not None:
         text = significance_note(significant) + "\n\n" + text
     return cells, table, text
+
+
+def summarize_comparisons(comparisons, metrics=None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """:func:`summarize` of the results of several :class:`plboost.experiment.Comparison` (a dataset each)."""
+    return summarize(pd.concat([c.long_results() for c in comparisons], ignore_index=True), metrics)
+
+
+def save_summary(directory, table: pd.DataFrame, text: str) -> list[Path]:
+    """Write the Markdown of :func:`summarize` to ``winning.md`` and its table to ``winning.csv`` in
+    ``directory``; returns both paths."""
+    markdown, table_csv = Path(directory) / "winning.md", Path(directory) / "winning.csv"
+    markdown.write_text(text + "\n")
+    table.to_csv(table_csv, index=False)
+    return [markdown, table_csv]
 
 
 def significance_note(significant: pd.DataFrame) -> str:

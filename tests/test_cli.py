@@ -122,7 +122,7 @@ def test_compare_runs_configurations_over_folds(synthetic_folds, tmp_path, capsy
 @pytest.mark.parametrize("argv, message", [
     (["compare", "{data}", "--quiet"], "nothing to compare"),
     (["compare", "{data}", "--run", "plrank", "--plot", "--quiet"], "--plot needs --out"),
-    (["compare", "{data}", "--run", "plrank,top_k", "--quiet"], "is not key=value"),
+    (["compare", "{data}", "--run", "plrank,top_k", "--quiet"], "expected KEY=VALUE, got 'top_k'"),
     (["compare", "{data}/Fold1/train.txt", "--run", "plrank", "--quiet"], "does not exist"),
 ])
 def test_compare_errors(synthetic_folds, capsys, argv, message):

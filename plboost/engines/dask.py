@@ -24,13 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._params import import_extra
 from . import TrainedModel, describe_objective, engine_refusal
 
-try:
-    import dask
-    import dask.array as da
-except ImportError as error:  # pragma: no cover - the extra is missing
-    raise ImportError("training on Dask needs dask and distributed: pip install 'plboost[dask]'") from error
+dask = import_extra("dask", "training on Dask", "'plboost[dask]'")
+da = import_extra("dask.array", "training on Dask", "'plboost[dask]'")
 
 
 class QuerySplitError(ValueError):
@@ -266,11 +264,10 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
         import xgboost as xgb
         import xgboost.dask  # noqa: F401 - registers xgb.dask
 
-        params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": num_leaves, "max_depth": 0,
-                  "learning_rate": learning_rate, "seed": seed, "eval_metric": f"ndcg@{eval_at}",
-                  **(engine_params or {})}
-        if isinstance(objective, str):
-            params["objective"] = objective
+        from .xgboost import booster_params
+
+        params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
+                                eval_at=eval_at, engine_params=engine_params)
         _check_here("xgboost", params, engine_params)
         matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
         evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []

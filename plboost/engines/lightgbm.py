@@ -13,6 +13,7 @@ import lightgbm as lgb
 import numpy as np
 
 from .. import metrics
+from .._params import check_leaf_values
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
@@ -109,8 +110,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
 
     LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
-    if leaf_values not in ("diagonal", "exact"):
-        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
+    check_leaf_values(leaf_values, "lightgbm", objective)
     name, objective_params = describe_objective(objective)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
               "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}

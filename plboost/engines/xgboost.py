@@ -6,6 +6,7 @@ import time
 
 import xgboost as xgb
 
+from .._params import check_leaf_values
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
@@ -27,6 +28,19 @@ class _Watch(xgb.callback.TrainingCallback):
         return False
 
 
+def booster_params(objective, *, num_leaves: int = 31, learning_rate: float = 0.1, seed: int = 0, eval_at: int = 10,
+                   engine_params: dict | None = None) -> dict:
+    """XGBoost's parameters for plboost's tree parameters, on one machine and on Dask alike: leaf-wise growth
+    (``grow_policy="lossguide"``) of at most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``,
+    validation ``ndcg@eval_at``; ``engine_params`` override these, and a built-in ``objective`` (a name) is set
+    last, so that the objective trained is the one named."""
+    params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": num_leaves, "max_depth": 0,
+              "learning_rate": learning_rate, "seed": seed, "eval_metric": f"ndcg@{eval_at}", **(engine_params or {})}
+    if isinstance(objective, str):
+        params["objective"] = objective
+    return params
+
+
 def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
                   engine_params: dict | None = None, seed: int = 0, progress: bool = False,
@@ -34,23 +48,17 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
-    parameters mean what they mean in LightGBM: leaf-wise growth (``grow_policy="lossguide"``) with at
-    most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``. ``engine_params`` override any
-    of them. The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
+    parameters mean what they mean in LightGBM (:func:`booster_params`); ``engine_params`` override them.
+    The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
 
     XGBoost's refusal of a parameter (``max_bin=-5``, ``tree_method="bogus"``) raises ValueError naming it,
     without XGBoost's stack trace.
     """
-    if leaf_values != "diagonal":
-        raise ValueError(f"leaf_values={leaf_values!r} is for LightGBM only (it rewrites leaves with "
-                         "Booster.set_leaf_output); XGBoost trains with the diagonal hessians")
+    check_leaf_values(leaf_values, "xgboost", objective)
     name, objective_params = describe_objective(objective)
     metric_name = f"ndcg@{eval_at}"
-    params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": num_leaves, "max_depth": 0,
-              "learning_rate": learning_rate, "seed": seed, "eval_metric": metric_name}
-    if isinstance(objective, str):
-        params["objective"] = objective
-    params.update(engine_params or {})
+    params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
+                            eval_at=eval_at, engine_params=engine_params)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
     dtrain = train_data.to_xgboost()
