@@ -587,7 +587,8 @@ def _read_again(chunk: bytes, docs: _Documents, indptr: np.ndarray, row: int) ->
     lo, hi = int(indptr[row]), int(indptr[row + 1])
     assert hi - lo == len(indices) and docs.has_qid[row] == (qid is not None)
     docs.indices[lo:hi] = indices
-    docs.values[lo:hi] = values
+    with np.errstate(over="ignore"):  # to inf, as scikit-learn casts (inf is refused after)
+        docs.values[lo:hi] = values
 
 
 def _read_line(tokens: list[bytes]) -> tuple[float, int | None, list[int], list[float]]:
