@@ -162,3 +162,18 @@ def test_lightgbm_on_dask_trains_on_a_query_of_over_10000_documents(client):
     with pytest.raises(ValueError, match=r"lambdarank objective takes queries of at most 10000 documents, and query "
                                          r"0 of the training data \(counting from 0 over the partitions\) has 10001"):
         train_dask("lightgbm", client, "lambdarank", collections, rounds=2)
+
+
+@pytest.mark.parametrize("objective", ["plrank", "rank:ndcg"])
+def test_a_run_spec_gets_the_same_xgboost_parameters_on_dask_and_here(client, tmp_path, objective):
+    from plboost.experiment import RunSpec, run, run_dask
+
+    data = make_synthetic(n_queries=30, n_features=4, seed=3)
+    path = data.save_svmlight(tmp_path / "train.txt")
+    spec = RunSpec(objective=objective, engine="xgboost", rounds=2, num_leaves=7, learning_rate=0.2, seed=3,
+                   eval_at=(1, 5), engine_params={"min_child_weight": 0.5}, repeat=1)
+    here = run(spec, data, test=data).model
+    there = run_dask(spec, client, [path], test=path, load_options={"cache": False}).model
+    assert there.engine_params == here.engine_params
+    assert there.engine_params["seed"] == 4 and there.engine_params["max_leaves"] == 7
+    assert there.objective_params == here.objective_params
