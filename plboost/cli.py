@@ -96,18 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="train on a local Dask cluster of N worker processes")
     train.add_argument("--save-model", type=Path, metavar="PATH", help="save the model (engine's own format)")
     train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
-    _add_evaluation_options(train)
-    _add_data_options(train)
-    _add_common_options(train)
+    _add_scoring_options(train)
 
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
     evaluate.add_argument("--model", required=True, type=Path,
                           help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
     evaluate.add_argument("--data", required=True, type=Path, help="SVMlight/LETOR file with qid or .query")
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
-    _add_evaluation_options(evaluate)
-    _add_data_options(evaluate)
-    _add_common_options(evaluate)
+    _add_scoring_options(evaluate)
 
     compare = commands.add_parser(
         "compare", help="many configurations x the folds of a benchmark -> a table (mean ± std over folds)",
@@ -151,9 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "splits, Holm-adjusted over the configurations; significance.csv has the "
                               "randomization test too")
     _add_training_options(compare)
-    _add_evaluation_options(compare)
-    _add_data_options(compare)
-    _add_common_options(compare)
+    _add_scoring_options(compare)
 
     summarize = commands.add_parser(
         "summarize", help="winning numbers of methods across datasets, from saved results",
@@ -208,6 +202,13 @@ def _spec_from_args(args, **overrides):
                   g_max=args.g_max, leaf_values=args.leaf_values)
     values.update(overrides)
     return RunSpec(**values)
+
+
+def _add_scoring_options(parser):
+    """The options of every command that reads data files and scores models."""
+    _add_evaluation_options(parser)
+    _add_data_options(parser)
+    _add_common_options(parser)
 
 
 def _add_evaluation_options(parser):

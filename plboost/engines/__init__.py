@@ -163,8 +163,7 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
     Parameters of a built-in objective are returned for the engine's parameter dict.
     """
     params = dict(params or {})
-    if engine not in BUILTIN_OBJECTIVES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    check_engine(engine)
     if name in OBJECTIVES:
         return get_objective(name, **params), {}
     if name in BUILTIN_OBJECTIVES[engine]:
@@ -173,14 +172,19 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
     raise ValueError(f"unknown objective {name!r} for {engine}; choose one of {', '.join(known)}")
 
 
+def check_engine(engine: str) -> None:
+    """Refuse an engine name that is not one of :data:`ENGINES`."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+
+
 def train(engine: str, objective, train_data, valid_data=None, **kwargs) -> TrainedModel:
     """Train with ``engine`` ("lightgbm" or "xgboost"); see the engine modules for the arguments."""
+    check_engine(engine)
     if engine == "lightgbm":
         from .lightgbm import train_lightgbm as trainer
-    elif engine == "xgboost":
-        from .xgboost import train_xgboost as trainer
     else:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        from .xgboost import train_xgboost as trainer
     return trainer(objective, train_data, valid_data, **kwargs)
 
 
@@ -191,5 +195,5 @@ def describe_objective(objective) -> tuple[str, dict]:
     return str(objective), {}
 
 
-__all__ = ["BUILTIN_OBJECTIVES", "ENGINES", "SavedModel", "TrainedModel", "describe_objective", "engine_message",
-           "engine_refusal", "load_model", "resolve_objective", "train"]
+__all__ = ["BUILTIN_OBJECTIVES", "ENGINES", "SavedModel", "TrainedModel", "check_engine", "describe_objective",
+           "engine_message", "engine_refusal", "load_model", "resolve_objective", "train"]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .._params import import_extra
-from . import TrainedModel, describe_objective, engine_refusal
+from . import TrainedModel, check_engine, describe_objective, engine_refusal
 
 dask = import_extra("dask", "training on Dask", "'plboost[dask]'")
 da = import_extra("dask.array", "training on Dask", "'plboost[dask]'")
@@ -223,6 +223,7 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds
 
 def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_leaves, early_stopping, valid,
                 eval_at, engine_params, seed):
+    check_engine(engine)
     check_partitions(train.qid)
     if valid is not None:
         check_partitions(valid.qid)
@@ -259,8 +260,7 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
             raise engine_refusal("LightGBM", error, params, engine_params) from error
         booster = ranker.to_local().booster_
         history, best = [], None
-        logged = params
-    elif engine == "xgboost":
+    else:
         import xgboost as xgb
         import xgboost.dask  # noqa: F401 - registers xgb.dask
 
@@ -280,10 +280,7 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
         booster = output["booster"]
         history = [float(v) for v in output["history"].get("valid", {}).get(f"ndcg@{eval_at}", [])]
         best = booster.best_iteration + 1 if early_stopping else None
-        logged = params
-    else:
-        raise ValueError(f"unknown engine {engine!r}; choose lightgbm or xgboost")
     seconds = time.perf_counter() - start
     trained_rounds = booster.current_iteration() if engine == "lightgbm" else booster.num_boosted_rounds()
-    return TrainedModel(engine, booster, name, objective_params, logged, seconds, rounds=trained_rounds,
+    return TrainedModel(engine, booster, name, objective_params, params, seconds, rounds=trained_rounds,
                         best_iteration=best, valid_history=history)
