@@ -319,10 +319,10 @@ def failure_message(error: BaseException) -> str | None:
 
 
 def _print_result(result) -> None:
-    spec = result.spec
-    row = {"objective": spec.label, **result.metrics, "seconds": result.model.train_seconds,
-           "trees": result.model.trees_used}
     from .experiment import format_table
+
+    row = {"objective": result.spec.label, **result.metrics, "seconds": result.model.train_seconds,
+           "trees": result.model.trees_used}
     print(f"{result.evaluated_on} metrics; {result.conventions}")
     print(format_table([row], ["objective", *result.metrics, "seconds", "trees"]))
 

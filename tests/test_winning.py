@@ -9,7 +9,8 @@ import pytest
 
 from plboost.cli import main
 from plboost.data import write_synthetic_splits
-from plboost.winning import CROSS_METRIC, cell_means, load_results, pareto_optimal, summarize, winning_numbers
+from plboost.winning import (CROSS_METRIC, cell_means, load_results, pareto_optimal, save_summary, summarize,
+                             winning_numbers)
 
 # Four methods on three datasets (and E alone on a fourth), two metrics; blank = not run.
 #
@@ -122,6 +123,14 @@ def test_wide_csv_with_splits_averages_the_folds_first(tmp_path):
     assert (ndcg.loc["B", "WN"], ndcg.loc["B", "IWN"]) == (0, 1)
 
 
+def test_save_summary_writes_the_markdown_and_the_table(hand_made, tmp_path):
+    _, table, text = summarize(load_results([hand_made]))
+    written = save_summary(tmp_path, table, text)
+    assert [path.name for path in written] == ["winning.md", "winning.csv"]
+    assert written[0].read_text() == text + "\n"
+    pd.testing.assert_frame_equal(pd.read_csv(written[1]), table)
+
+
 def test_pareto_ignores_methods_without_comparisons():
     assert pareto_optimal(np.array([0.5, np.nan, 0.4]), np.array([4, 0, 5])).tolist() == [True, False, True]
     assert pareto_optimal(np.array([0.5, 0.5]), np.array([4, 4])).tolist() == [True, True]
@@ -170,6 +179,7 @@ def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, 
     printed = capsys.readouterr().out
     assert "## Winning numbers over 2 datasets (alpha, beta)" in printed and "### Cross-metric" in printed
     saved = pd.read_csv(out / "winning.csv")
+    assert (out / "winning.md").read_text() == printed.split("(alpha, beta)\n\n", 1)[1].rstrip("\n") + "\n"
     methods = {"plrank [lightgbm]", "umart(window=2) [lightgbm]", "lambdarank [lightgbm]", "rank_xendcg [lightgbm]",
                "regression [lightgbm]"}
     assert set(saved.method) == methods
