@@ -55,7 +55,7 @@ def _powers_of_five() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 _POW5_HI, _POW5_LO, _POW5_E = _powers_of_five()
 _POW10 = np.array([10.0 ** k for k in range(23)])  # exact doubles
-_INFINITY = np.frombuffer(b"infinity", dtype=np.uint8)
+_NAN, _INFINITY = np.frombuffer(b"nan", dtype=np.uint8), np.frombuffer(b"infinity", dtype=np.uint8)
 # uint64 constants: Numba types an expression that mixes uint64 and int64 as float64
 _U0, _U1, _U10, _U32, _U63 = (np.uint64(k) for k in (0, 1, 10, 32, 63))
 _LOW32, _ALL64, _TWO53 = np.uint64(2**32 - 1), np.uint64(2**64 - 1), np.uint64(2**53)
@@ -132,6 +132,17 @@ def _is_blank(c):
 
 
 @kernel
+def read_digits(buf, s, end, most):
+    """``(value, stop)`` of the decimal digits from buf[s] on, ``most`` at most: they end before buf[stop]."""
+    value = 0
+    i = s
+    while i < end and 48 <= buf[i] <= 57 and i - s < most:
+        value = value * 10 + (buf[i] - 48)
+        i += 1
+    return value, i
+
+
+@kernel
 def read_float(buf, s, end):
     """``(value, stop)`` for the plain decimal that starts at buf[s] and ends before buf[stop], or
     ``(0.0, -1)`` if none starts there (see the module doc for what is read here)."""
@@ -143,19 +154,14 @@ def read_float(buf, s, end):
     if i == end:
         return 0.0, -1
     if buf[i] | 32 == 110 or buf[i] | 32 == 105:  # nan, inf or infinity, in any case
-        if end - i >= 3 and buf[i] | 32 == 110 and buf[i + 1] | 32 == 97 and buf[i + 2] | 32 == 110:
-            value = np.nan
-        elif end - i >= 3 and buf[i] | 32 == 105 and buf[i + 1] | 32 == 110 and buf[i + 2] | 32 == 102:
-            value = np.inf
-            if end - i >= 8:
-                rest = True
-                for k in range(3, 8):
-                    rest = rest and buf[i + k] | 32 == _INFINITY[k]
-                if rest:
-                    i += 5
-        else:
+        word = _NAN if buf[i] | 32 == 110 else _INFINITY
+        k = 0
+        while k < word.size and i + k < end and buf[i + k] | 32 == word[k]:
+            k += 1
+        if k < 3:
             return 0.0, -1
-        return (math.copysign(value, -1.0) if negative else value), i + 3
+        value = np.nan if word.size == 3 else np.inf
+        return (math.copysign(value, -1.0) if negative else value), i + (8 if k == 8 else 3)
     # digits[.digits]: the mantissa w has no leading zeros; more than 19 digits in it overflow, and are left
     # to Python
     first = i
@@ -191,16 +197,11 @@ def read_float(buf, s, end):
         if i < end and (buf[i] == 45 or buf[i] == 43):
             sign = -1 if buf[i] == 45 else 1
             i += 1
-        start = i
-        power = 0
-        while i < end and 48 <= buf[i] <= 57:
-            if i - start == 6:
-                return 0.0, -1
-            power = power * 10 + (buf[i] - 48)
-            i += 1
-        if i == start:
+        power, stop = read_digits(buf, i, end, 6)
+        if stop == i or (stop < end and 48 <= buf[stop] <= 57):
             return 0.0, -1
         exponent += sign * power
+        i = stop
     if w == _U0:
         value = 0.0
     elif w < _TWO53 and -22 <= exponent <= 22:
@@ -273,20 +274,14 @@ def fill_part(buf, start, end, line, row, entry, entry_end, labels, qids, has_qi
                     negative = j < end and buf[j] == 45
                     if j < end and (buf[j] == 45 or buf[j] == 43):
                         j += 1
-                    first, qid = j, 0
-                    while j < end and 48 <= buf[j] <= 57 and j - first < 18:
-                        qid = qid * 10 + (buf[j] - 48)
-                        j += 1
-                    if j > first:
+                    qid, after = read_digits(buf, j, end, 18)
+                    if after > j:
                         qids[row] = -qid if negative else qid
-                        stop = j
+                        stop = after
             else:
                 index, value = 0, 0.0
                 if not flag:
-                    j = s  # digits:value, 10 digits at most
-                    while j < end and 48 <= buf[j] <= 57 and j - s < 10:
-                        index = index * 10 + (buf[j] - 48)
-                        j += 1
+                    index, j = read_digits(buf, s, end, 10)  # digits:value
                     if j > s and j < end and buf[j] == 58 and previous < index < 2**31:
                         value, stop = read_float(buf, j + 1, end)
                         previous = index
