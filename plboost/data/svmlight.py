@@ -648,7 +648,7 @@ def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes,
                 pending.append(block)
                 continue
             chunk = _with_lf(b"".join([*pending, memoryview(block)[:cut + 1]]))  # one copy, not two
-            pending = [block[cut + 1:]]
+            pending, block = [block[cut + 1:]], None  # the block freed while the chunk is parsed
             yield chunk, line
             line += _line_ends(chunk)
             bar.update(raw.tell() - bar.n)
