@@ -1,67 +1,176 @@
-"""Accuracy of PL-Partition's quadrature against its step h.
+"""Accuracy of PL-Partition's quadrature: log P, gradients and hessians against a dense reference.
 
-    python scripts/partition_accuracy.py [--cases 300]
+    python scripts/partition_accuracy.py [--cases 300] [--mslr-queries 60] [--no-extremes]
 
-Random single steps: a partition of 2-50 documents above 1-200 lower-rated ones, logits uniform over
-±10, the partition level with R, 10 above or 10 below. For h = 0.5, 0.4 (the default) and 0.3, prints the
-largest absolute error of log P (against a dense long-double trapezoid in z = log t with 12,001 nodes,
-no change of variable) and of the float64 gradients and hessians (against the same kernel at h = 0.1,
-which agrees with the dense reference on log P to about 1e-13).
+Each case is one step, a partition S above the rest R (labels 1 and 0). The reference is computed here,
+independently of the kernel: a dense long-double trapezoid in z = log t (12,001 nodes over
+[-60, log(n_S + 1) + 6], no mode search, no change of variable) gives log P and the moments G_i, D_i,
+Var(Σh), E[h_i^2], and the gradient and hessian follow from the formulas of the module docstring of
+``plboost.objectives.partition`` (checked against finite differences of exact likelihoods by the tests).
+The kernel runs in float64 (``PLPartition._run_counting`` with float64 outputs).
+
+Families of cases:
+
+* random: partitions of 2-50 documents above 1-200 lower-rated ones, logits uniform over ±10, the partition
+  level with R, 10 above or 10 below (the family the former rule was tuned on);
+* MSLR-like: every step of queries of ``make_synthetic(docs_per_query=(20, 500))`` with standard-normal
+  scores, the data of ``scripts/bench.py``'s PL-Partition rows;
+* extremes: partitions of 1, 2, 3, 20, 1000 and 2500 documents above 1 or 1000, logits uniform over ±0
+  (all tied), ±10 or ±50, shifted by -50, -10, 0, 10 or 50 (ties far above R make the cliffs of the
+  module docstring; all scores equal is spread 0, shift 0).
+
+Prints, per family and tolerance, the largest absolute errors of log P, gradient and hessian, the
+largest errors relative to max(1, |value|), and the (node, document) terms the kernel evaluated per
+document of S.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
-from plboost.objectives.partition import _pl_partition_kernel
+from plboost.objectives import PLPartition
+from plboost.objectives._base import QueryData
+
+_NODES = 12001
 
 
-def dense_log_probability(upper, lower):
-    """log P(S ≻ R) by a uniform trapezoid in z over [-60, log(n + 1) + 6] in long double."""
-    upper = np.asarray(upper, dtype=np.longdouble)
-    lower = np.asarray(lower, dtype=np.longdouble)
+def reference_step(upper, lower, nodes: int = _NODES, chunk: int = 100):
+    """-log P(S ≻ R), gradient and hessian of one step (documents ``upper`` then ``lower``), in long double
+    (documents ``chunk`` at a time)."""
+    L = np.longdouble
+    upper = np.asarray(upper, dtype=L)
+    lower = np.asarray(lower, dtype=L)
     w_r = lower.max() + np.log(np.exp(lower - lower.max()).sum())
-    z = np.linspace(-60, np.log(upper.size + 1.0) + 6, 12001, dtype=np.longdouble)
-    x = np.exp((upper - w_r)[:, None] + z[None, :])
-    small = x < np.log(2)
-    log_one_minus = np.empty_like(x)
-    log_one_minus[small] = np.log(-np.expm1(-x[small]))
-    log_one_minus[~small] = np.log1p(-np.exp(-x[~small]))
-    psi = z - np.exp(z) + log_one_minus.sum(axis=0)
-    return float(psi.max() + np.log(np.exp(psi - psi.max()).sum() * (z[1] - z[0])))
+    log_a = upper - w_r
+    z = np.linspace(L(-60), np.log(L(upper.size + 1)) + 6, nodes, dtype=L)
+
+    def terms(part):
+        x = np.exp(log_a[part, None] + z[None, :])
+        one_minus = -np.expm1(-x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            h = np.where(x < 1e-30, 1 - x / 2, x * (1 - one_minus) / one_minus)
+        h = np.where(x > 1e4, 0, h)
+        return one_minus, h, np.where(x > 1e4, 0, x * h)
+
+    parts = [slice(i, i + chunk) for i in range(0, upper.size, chunk)]
+    psi = z - np.exp(z)
+    sum_h = np.zeros(nodes, dtype=L)
+    for part in parts:
+        one_minus, h, _ = terms(part)
+        psi = psi + np.log(one_minus).sum(axis=0)
+        sum_h += h.sum(axis=0)
+    peak = psi.max()
+    weight = np.exp(psi - peak)
+    total = weight.sum()
+    log_p = peak + np.log(total * (z[1] - z[0]))
+    g, d, e2 = (np.empty(upper.size, dtype=L) for _ in range(3))
+    for part in parts:
+        _, h, xh = terms(part)
+        g[part] = (h * weight).sum(axis=1) / total
+        d[part] = (xh * weight).sum(axis=1) / total
+        e2[part] = (h * h * weight).sum(axis=1) / total
+    mean = (sum_h * weight).sum() / total
+    variance = ((sum_h - mean) ** 2 * weight).sum() / total
+    big_h = g.sum()
+    phi = variance + (g - d - e2).sum()
+    p = np.exp(lower - w_r)
+    grad = np.concatenate([-g, p * big_h])
+    hess = np.concatenate([g * g - g + d, big_h * p * (1 - p) - phi * p * p])
+    return -log_p, grad, hess
 
 
-def run(scores, labels, step):
+def kernel_step(upper, lower, tolerance):
+    """The kernel's loss, float64 gradient and hessian, and its terms evaluated per document of S."""
+    scores = np.concatenate([upper, lower])
+    labels = np.concatenate([np.ones(len(upper)), np.zeros(len(lower))])
+    data = QueryData.from_arrays(labels, np.array([0, scores.size]))
     grad, hess = np.empty(scores.size), np.empty(scores.size)
-    loss = _pl_partition_kernel(scores, labels, np.array([0, scores.size]), step, 0.0, grad, hess)[0]
-    return loss, grad, hess
+    losses, evaluations = PLPartition(tolerance=tolerance, hessian_floor=0.0)._run_counting(scores, data, grad, hess)
+    return losses[0], grad, hess, evaluations[0] / len(upper)
+
+
+def random_cases(count: int):
+    for seed in range(count):
+        rng = np.random.default_rng(seed)
+        size, rest = int(rng.integers(2, 51)), int(rng.integers(1, 201))
+        yield rng.uniform(-10, 10, size) + rng.choice([-10.0, 0.0, 10.0]), rng.uniform(-10, 10, rest)
+
+
+def mslr_cases(n_queries: int):
+    from plboost.data import make_synthetic
+
+    data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
+    scores = np.random.default_rng(0).normal(size=data.n_docs)
+    for q in range(data.n_queries):
+        lo, hi = data.offsets[q], data.offsets[q + 1]
+        s, y = scores[lo:hi], data.labels[lo:hi]
+        for level in np.unique(y)[1:]:
+            yield s[y == level], s[y < level]
+
+
+def extreme_cases():
+    rng = np.random.default_rng(1234)
+    for size in (1, 2, 3, 20, 1000, 2500):
+        for rest in (1, 1000):
+            for spread in (0.0, 10.0, 50.0):
+                for shift in (-50.0, -10.0, 0.0, 10.0, 50.0):
+                    yield rng.uniform(-spread, spread, size) + shift, rng.uniform(-spread, spread, rest)
+
+
+def measure(cases, tolerances, step=kernel_step):
+    """Largest errors per tolerance: absolute (log P, gradient, hessian), relative to max(1, |value|),
+    and the mean and largest terms per document."""
+    worst = {tol: np.zeros(6) for tol in tolerances}
+    terms = {tol: [] for tol in tolerances}
+    count = 0
+    for upper, lower in cases:
+        count += 1
+        loss0, grad0, hess0 = reference_step(upper, lower)
+        truth = [np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (loss0, grad0, hess0)]
+        for tol in tolerances:
+            loss, grad, hess, per_doc = step(upper, lower, tol)
+            got = [np.atleast_1d(loss), grad, hess]
+            absolute = [np.abs(a - b).max() for a, b in zip(got, truth)]
+            relative = [(np.abs(a - b) / np.maximum(1.0, np.abs(b))).max() for a, b in zip(got, truth)]
+            worst[tol] = np.maximum(worst[tol], absolute + relative)
+            terms[tol].append(per_doc)
+    return count, worst, {tol: (float(np.mean(v)), float(np.max(v))) for tol, v in terms.items()}
+
+
+def print_table(name, count, worst, terms):
+    print(f"\n{name} ({count} steps)\n")
+    print("| tolerance | log P | gradient | hessian | relative: log P | gradient | hessian | terms per document, "
+          "mean / largest |")
+    print("|---|---|---|---|---|---|---|---|")
+    for tol, w in worst.items():
+        cells = " | ".join(f"{v:.1e}" for v in w)
+        print(f"| {tol:g} | {cells} | {terms[tol][0]:.1f} / {terms[tol][1]:.0f} |")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--cases", type=int, default=300, help="random steps")
+    parser.add_argument("--mslr-queries", type=int, default=60, help="MSLR-like queries (all their steps)")
+    parser.add_argument("--no-extremes", action="store_true", help="skip the extreme cases (the slowest)")
+    parser.add_argument("--tolerances", type=float, nargs="+", default=[1e-8, 1e-10, 1e-12])
     args = parser.parse_args(argv)
-    steps = (0.5, 0.4, 0.3)
-    worst = {h: np.zeros(3) for h in steps}
-    for seed in range(args.cases):
-        rng = np.random.default_rng(seed)
-        size, rest = int(rng.integers(2, 51)), int(rng.integers(1, 201))
-        upper = rng.uniform(-10, 10, size) + rng.choice([-10.0, 0.0, 10.0])
-        lower = rng.uniform(-10, 10, rest)
-        scores, labels = np.r_[upper, lower], np.r_[np.ones(size), np.zeros(rest)]
-        exact = -dense_log_probability(upper, lower)
-        _, fine_grad, fine_hess = run(scores, labels, 0.1)
-        for h in steps:
-            loss, grad, hess = run(scores, labels, h)
-            errors = (abs(loss - exact), np.abs(grad - fine_grad).max(), np.abs(hess - fine_hess).max())
-            worst[h] = np.maximum(worst[h], errors)
-    print(f"Largest absolute errors over {args.cases} random steps (partitions of 2-50, |R| 1-200, logits ±10)\n")
-    print("| step h | log P | gradient | hessian |\n|---|---|---|---|")
-    for h in steps:
-        print(f"| {h} | {worst[h][0]:.1e} | {worst[h][1]:.1e} | {worst[h][2]:.1e} |")
+    families = [("random: S of 2-50 above R of 1-200, logits ±10, S shifted by -10, 0 or 10",
+                 lambda: random_cases(args.cases)),
+                ("MSLR-like: make_synthetic(docs_per_query=(20, 500)), standard-normal scores",
+                 lambda: mslr_cases(args.mslr_queries))]
+    if not args.no_extremes:
+        families.append(("extremes: S of 1-2500 above R of 1 or 1000, logits ±0/10/50 shifted by up to ±50",
+                         extreme_cases))
+    print("Largest errors of PL-Partition's float64 kernel against a dense long-double reference "
+          "(relative: error / max(1, |value|)); default tolerance 1e-10")
+    for name, cases in families:
+        start = time.perf_counter()
+        print_table(name, *measure(cases(), args.tolerances))
+        print(f"\n({time.perf_counter() - start:.0f} s)")
     return 0
 
 

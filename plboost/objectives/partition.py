@@ -197,16 +197,15 @@ def _cluster_step(step, weight, mass, x, level):
 
 
 @kernel
-def _partition_step(log_a, n, target, g, d, a, terms_h, terms_xh):
-    """Quadrature of one step with log-weights ``log_a[:n]`` (n >= 2), for error about e^{-target}.
+def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
+    """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target}.
 
-    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``a``, ``terms_h``
-    and ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log.
+    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``terms_h`` and
+    ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log.
     """
     count_small = 0.0
     sum_small = 0.0
     for i in range(n):
-        a[i] = np.exp(log_a[i])
         if a[i] < 1.0:
             count_small += 1.0
             sum_small += a[i]
@@ -302,7 +301,8 @@ def _partition_step(log_a, n, target, g, d, a, terms_h, terms_xh):
 # --------------------------------------------------------------------------------------------------
 # Whole queries
 
-#: a query with at most this many distinct labels is partitioned by counting; more are sorted
+#: labels 0, 1, ..., _FEW_LABELS - 1 are bucketed by value; a query with other labels, at most this many
+#: distinct ones, is partitioned by counting after a search among the labels seen; with more, sorted
 _FEW_LABELS = 16
 
 
@@ -312,81 +312,111 @@ def _partitions(labels, lo, hi, order, starts, level_of):
     ``order[:n]`` and the partitions' starts ``starts[:M + 1]`` and returns M. ``level_of`` is scratch
     (int64, length n).
 
-    With at most ``_FEW_LABELS`` distinct labels (grades), by counting: O(n) after a linear search of
-    the labels seen so far per document. Otherwise by a stable sort.
+    Grades (labels that are small whole numbers) are bucketed by value, other labels counted after a
+    linear search among those seen (at most ``_FEW_LABELS`` of them): O(n) either way. Queries with more
+    distinct labels are sorted.
     """
     n = hi - lo
     levels = np.empty(_FEW_LABELS)
-    n_levels = 0
-    for i in range(n):
-        label = labels[lo + i]
-        j = 0
-        while j < n_levels and levels[j] != label:
-            j += 1
-        if j == n_levels:
-            if n_levels == _FEW_LABELS:
-                n_levels = -1
-                break
-            levels[j] = label
-            n_levels += 1
-        level_of[i] = j
-    if n_levels < 0:  # many distinct labels: sort
-        negated = np.empty(n)
-        for i in range(n):
-            negated[i] = -labels[lo + i]
-        sorted_order = stable_argsort(negated)
-        m = 0
-        for t in range(n):
-            order[t] = sorted_order[t]
-            if t == 0 or labels[lo + sorted_order[t]] != labels[lo + sorted_order[t - 1]]:
-                starts[m] = t
-                m += 1
-        starts[m] = n
-        return m
-    # rank of each distinct label, highest first, and the partitions' starts from their counts
     rank = np.empty(_FEW_LABELS, dtype=np.int64)
     count = np.zeros(_FEW_LABELS, dtype=np.int64)
-    for j in range(n_levels):
-        r = 0
-        for k in range(n_levels):
-            if levels[k] > levels[j]:
-                r += 1
-        rank[j] = r
+    n_levels = 0
+    grades = True
     for i in range(n):
-        count[rank[level_of[i]]] += 1
+        label = labels[lo + i]
+        if not (0.0 <= label < _FEW_LABELS and label == int(label)):
+            grades = False
+            break
+        level_of[i] = int(label)
+        count[int(label)] += 1
+    if grades:
+        for j in range(_FEW_LABELS - 1, -1, -1):
+            if count[j] > 0:
+                rank[j] = n_levels
+                n_levels += 1
+    else:
+        for i in range(n):
+            label = labels[lo + i]
+            j = 0
+            while j < n_levels and levels[j] != label:
+                j += 1
+            if j == n_levels:
+                if n_levels == _FEW_LABELS:
+                    n_levels = -1
+                    break
+                levels[j] = label
+                n_levels += 1
+            level_of[i] = j
+        if n_levels < 0:  # many distinct labels: sort
+            negated = np.empty(n)
+            for i in range(n):
+                negated[i] = -labels[lo + i]
+            sorted_order = stable_argsort(negated)
+            m = 0
+            for t in range(n):
+                order[t] = sorted_order[t]
+                if t == 0 or labels[lo + sorted_order[t]] != labels[lo + sorted_order[t - 1]]:
+                    starts[m] = t
+                    m += 1
+            starts[m] = n
+            return m
+        for j in range(n_levels):  # rank of each label seen, highest first
+            r = 0
+            for k in range(n_levels):
+                if levels[k] > levels[j]:
+                    r += 1
+            rank[j] = r
+        for j in range(_FEW_LABELS):
+            count[j] = 0
+        for i in range(n):
+            count[level_of[i]] += 1
+    # starts from the counts, then every document to the next free place of its partition
+    for j in range(_FEW_LABELS if grades else n_levels):
+        if count[j] > 0:
+            starts[rank[j] + 1] = count[j]
     starts[0] = 0
     for r in range(n_levels):
-        starts[r + 1] = starts[r] + count[r]
-        count[r] = starts[r]  # next free place of partition r
+        starts[r + 1] += starts[r]
+    free = np.empty(_FEW_LABELS, dtype=np.int64)
+    for j in range(_FEW_LABELS if grades else n_levels):
+        if count[j] > 0:
+            free[j] = starts[rank[j]]
     for i in range(n):
-        r = rank[level_of[i]]
-        order[count[r]] = i
-        count[r] += 1
+        j = level_of[i]
+        order[free[j]] = i
+        free[j] += 1
     return n_levels
 
 
 @kernel
-def _suffix_log_sums(scores, lo, order, starts, n_parts, below):
-    """below[m] = log-sum-exp of the scores of partitions m, m + 1, ..., M - 1 (below[M] = -inf)."""
+def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below):
+    """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
+    ``shifted[t] = e^{s_t - top[m]}`` for its documents, and ``below[m]`` = log Σ e^s over partitions
+    m, m + 1, ..., M - 1 (``below[M]`` = -inf): the one exponential per document of the query."""
+    for t in range(starts[n_parts]):
+        ordered[t] = scores[lo + order[t]]
     below[n_parts] = -np.inf
     for m in range(n_parts - 1, -1, -1):
         biggest = -np.inf
         for t in range(starts[m], starts[m + 1]):
-            biggest = max(biggest, scores[lo + order[t]])
+            biggest = max(biggest, ordered[t])
         total = 0.0
         for t in range(starts[m], starts[m + 1]):
-            total += np.exp(scores[lo + order[t]] - biggest)
+            shifted[t] = np.exp(ordered[t] - biggest)
+            total += shifted[t]
+        top[m] = biggest
         below[m] = logaddexp(below[m + 1], biggest + np.log(total))
 
 
 @kernel
-def _collect_lower_terms(scores, lo, order, starts, n_parts, log_norm, coef_a, coef_b, n_steps,
-                         first_partition_shift, grad64, hess64):
+def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b, n_steps, first_partition_shift,
+                         grad64, hess64):
     """Add the closed-form terms of documents in the lower side of each step.
 
     Step m contributes coef_a[m] y + ... with y = e^{s_j - log_norm[m]}: gradient coef_a[m] y, hessian
     coef_a[m] y - coef_b[m] y^2, to every document j of partitions m + first_partition_shift, ... . Prefix
-    sums are rescaled to the deepest step a document belongs to, so every exponent is <= 0.
+    sums are rescaled to the deepest step a document belongs to, so every exponent is <= 0; y is the
+    document's ``shifted`` value times e^{top[p] - log_norm[m]} for its partition p.
     """
     chain_a = 0.0
     chain_b = 0.0
@@ -400,8 +430,9 @@ def _collect_lower_terms(scores, lo, order, starts, n_parts, log_norm, coef_a, c
         # documents whose deepest step is m
         last_part = m + first_partition_shift if m < n_steps - 1 else n_parts - 1
         for p in range(m + first_partition_shift, last_part + 1):
+            scale = np.exp(top[p] - log_norm[m])
             for t in range(starts[p], starts[p + 1]):
-                y = np.exp(scores[lo + order[t]] - log_norm[m])
+                y = shifted[t] * scale
                 grad64[t] += chain_a * y
                 hess64[t] += chain_a * y - chain_b * y * y
 
@@ -425,15 +456,18 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
     order = np.empty(widest, dtype=np.int64)
     level_of = np.empty(widest, dtype=np.int64)
     starts = np.empty(widest + 1, dtype=np.int64)
+    ordered = np.empty(widest)
+    shifted = np.empty(widest)
+    top = np.empty(widest + 1)
     below = np.empty(widest + 1)
     grad64 = np.empty(widest)
     hess64 = np.empty(widest)
     coef_h = np.empty(widest)
     coef_h_plus_phi = np.empty(widest)
     log_a = np.empty(widest)
+    a = np.empty(widest)
     g = np.empty(widest)
     d = np.empty(widest)
-    a = np.empty(widest)
     terms_h = np.empty(widest)
     terms_xh = np.empty(widest)
     for q in range(first, end):
@@ -448,7 +482,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
                 hess[i] = hessian_floor
             losses[q] = 0.0
             continue
-        _suffix_log_sums(scores, lo, order, starts, n_parts, below)
+        _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
         for t in range(n):
             grad64[t] = 0.0
             hess64[t] = 0.0
@@ -457,32 +491,35 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
         for m in range(n_steps):
             w_r = below[m + 1]
             size = starts[m + 1] - starts[m]
-            for i in range(size):
-                log_a[i] = scores[lo + order[starts[m] + i]] - w_r
+            first_doc = starts[m]
             if size == 1:  # closed form: P = sigmoid(u), -log P = softplus(-u)
-                u = log_a[0]
+                u = ordered[first_doc] - w_r
                 if u > 0:
                     loss += np.log1p(np.exp(-u))
                 else:
                     loss += -u + np.log1p(np.exp(u))
                 p_s = 1.0 / (1.0 + np.exp(-u))
                 p_not = 1.0 / (1.0 + np.exp(u))
-                grad64[starts[m]] -= p_not
-                hess64[starts[m]] += p_s * p_not
+                grad64[first_doc] -= p_not
+                hess64[first_doc] += p_s * p_not
                 coef_h[m] = p_not
                 coef_h_plus_phi[m] = p_not * p_not  # H + Φ = H^2 for a single document
                 continue
-            log_p, phi, count = _partition_step(log_a, size, target, g, d, a, terms_h, terms_xh)
+            scale = np.exp(top[m] - w_r)  # a_i = e^{s_i - w_R} from the shifted exponentials where they hold it
+            for i in range(size):
+                log_a[i] = ordered[first_doc + i] - w_r
+                a[i] = shifted[first_doc + i] * scale if shifted[first_doc + i] > 1e-300 else np.exp(log_a[i])
+            log_p, phi, count = _partition_step(log_a, a, size, target, g, d, terms_h, terms_xh)
             evaluations[q] += count * size
             loss -= log_p
             total_h = 0.0
             for i in range(size):
-                grad64[starts[m] + i] -= g[i]
-                hess64[starts[m] + i] += g[i] * g[i] - g[i] + d[i]
+                grad64[first_doc + i] -= g[i]
+                hess64[first_doc + i] += g[i] * g[i] - g[i] + d[i]
                 total_h += g[i]
             coef_h[m] = total_h
             coef_h_plus_phi[m] = total_h + phi
-        _collect_lower_terms(scores, lo, order, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps, 1,
+        _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps, 1,
                              grad64, hess64)
         for t in range(n):
             grad[lo + order[t]] = grad64[t]
@@ -498,6 +535,9 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
     order = np.empty(widest, dtype=np.int64)
     level_of = np.empty(widest, dtype=np.int64)
     starts = np.empty(widest + 1, dtype=np.int64)
+    ordered = np.empty(widest)
+    shifted = np.empty(widest)
+    top = np.empty(widest + 1)
     below = np.empty(widest + 1)
     grad64 = np.empty(widest)
     hess64 = np.empty(widest)
@@ -513,7 +553,7 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
                 hess[i] = hessian_floor
             losses[q] = 0.0
             continue
-        _suffix_log_sums(scores, lo, order, starts, n_parts, below)
+        _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
         for t in range(n):
             grad64[t] = 0.0
             hess64[t] = 0.0
@@ -524,10 +564,10 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
             sizes[m] = size
             loss += size * below[m] - math.lgamma(size + 1.0)
             for t in range(starts[m], starts[m + 1]):
-                loss -= scores[lo + order[t]]
+                loss -= ordered[t]
                 grad64[t] -= 1.0
         # softmax terms n_m q_j over S_m ∪ R_{m+1}: the same prefix sums, normalised by below[m]
-        _collect_lower_terms(scores, lo, order, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
+        _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
         for t in range(n):
             grad[lo + order[t]] = grad64[t]
             hess[lo + order[t]] = max(hess64[t], hessian_floor)
