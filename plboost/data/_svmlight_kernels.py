@@ -122,7 +122,7 @@ def _scale(w, q):
     exponent = lead - 52 + 128 + _POW5_E[i] - 127 + q - z
     if exponent + 52 < -1022 or exponent + 52 > 1023:
         return 0.0, False
-    return math.ldexp(float(mantissa), exponent), True
+    return math.ldexp(float(mantissa), int(exponent)), True
 
 
 @kernel
@@ -137,7 +137,7 @@ def read_digits(buf, s, end, most):
     value = 0
     i = s
     while i < end and 48 <= buf[i] <= 57 and i - s < most:
-        value = value * 10 + (buf[i] - 48)
+        value = value * 10 + (int(buf[i]) - 48)  # int: interpreted, uint8 arithmetic would wrap
         i += 1
     return value, i
 
@@ -281,10 +281,10 @@ def fill_part(buf, start, end, line, row, entry, entry_end, labels, qids, has_qi
             else:
                 index, value = 0, 0.0
                 if not flag:
-                    index, j = read_digits(buf, s, end, 10)  # digits:value
-                    if j > s and j < end and buf[j] == 58 and previous < index < 2**31:
+                    number, j = read_digits(buf, s, end, 10)  # digits:value
+                    if j > s and j < end and buf[j] == 58 and previous < number < 2**31:
+                        index = previous = number
                         value, stop = read_float(buf, j + 1, end)
-                        previous = index
                 if entry < entry_end:
                     indices[entry] = index
                     values[entry] = value

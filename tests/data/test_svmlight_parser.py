@@ -548,3 +548,42 @@ def test_nul_bytes_and_comments(tmp_path, chunk_bytes):
     for text in (b"1 qid:1 1:1 # x\0y\n", b"1 qid:1 1:1 \0 # 2:3\n", b"1 qid:1 1:1\0#\n", b"1 qidx\0:5 1:1\n",
                  b"1\0 qid:1\n", b"1 qid:1 1:0.5#2:3\n0 qid:1#\n", b"#\0\n1 qid:1 2:2\n"):
         assert_same(write(tmp_path / "f.txt", text))
+
+
+_INTERPRETED = """
+import pickle, sys
+import numpy as np
+from plboost.data import svmlight
+outcomes = []
+for name in sys.argv[1:]:
+    for options in (dict(dtype=np.float64, dense=False), dict()):
+        try:
+            data = svmlight.load_svmlight(name, cache=False, query_file=None, **options)
+            X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
+            outcomes.append([a.tobytes() for a in (X, data.labels, data.qids, data.offsets)])
+        except svmlight.DataFormatError as error:
+            outcomes.append((error.line, error.message))
+sys.stdout.buffer.write(pickle.dumps(outcomes))
+"""
+
+
+def test_interpreted_kernels_read_the_same(tmp_path):
+    """With NUMBA_DISABLE_JIT=1 (the suite's coverage pass) the kernels run as Python, with NumPy scalars: the
+    same results."""
+    import os
+    import pickle
+    import subprocess
+
+    rng = np.random.default_rng(5)
+    numbers = [t for t in random_numbers(rng, 300) if _is_float(t)]
+    lines = [b"0 qid:1 " + b" ".join(b"%d:%s" % (j + 1, t) for j, t in enumerate(numbers[i:i + 10]))
+             for i in range(0, len(numbers), 10)]
+    paths = [write(tmp_path / "numbers.txt", b"\n".join(lines))]
+    paths += [write(tmp_path / f"r{k}.txt", random_file(rng)) for k in range(6)]
+    runs = []
+    for disable in ("1", "0"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=disable)
+        done = subprocess.run([sys.executable, "-W", "ignore", "-c", _INTERPRETED, *map(str, paths)], env=env,
+                              capture_output=True, check=True)
+        runs.append(pickle.loads(done.stdout))
+    assert runs[0] == runs[1]
