@@ -70,10 +70,12 @@ def _recording_refits(finder: str, into: list, clock):
 
 
 def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None = None,
-              clock: str = "wall") -> list[dict]:
+              clock: str = "wall", valid_queries: int = 0) -> list[dict]:
     """Per-tree training time with exact leaf values against the diagonal ones, and per-tree time spent
-    finding the training documents' leaves from the cached scores against ``predict(pred_leaf=True)``.
-    ``threads``: LightGBM's and Numba's thread count (default: theirs); ``clock``: "wall" or "cpu"."""
+    finding the documents' leaves from the cached scores against ``predict(pred_leaf=True)``.
+    ``threads``: LightGBM's and Numba's thread count (default: theirs); ``clock``: "wall" or "cpu";
+    ``valid_queries``: validation data of that many queries for every training (none by default; the
+    diagonal run then has LightGBM compute NDCG on it, the exact runs plboost)."""
     import numba
 
     from plboost.engines import train
@@ -83,6 +85,7 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None 
     engine_params = {"num_threads": threads} if threads is not None else None
     timer = CLOCKS[clock]
     data = make_synthetic(n_queries=n_queries, seed=1)
+    valid = make_synthetic(n_queries=valid_queries, seed=2) if valid_queries else None
     objective = PLRank(top_k=10, n_permutations=3)
     objective.warm_up()
     refits = {"scores": [], "predict": []}
@@ -90,11 +93,11 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None 
     def run(leaf_values, finder=None):
         def go():
             if finder is None:
-                train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
+                train("lightgbm", objective, data, valid, rounds=rounds, learning_rate=0.1, num_leaves=31,
                       leaf_values=leaf_values, engine_params=engine_params)
                 return
             with _recording_refits(finder, refits[finder], timer):
-                train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
+                train("lightgbm", objective, data, valid, rounds=rounds, learning_rate=0.1, num_leaves=31,
                       leaf_values=leaf_values, engine_params=engine_params)
         return go
 
@@ -110,21 +113,26 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None 
     fallbacks = sum(r.fallbacks for r in refits["scores"])
     fallback_docs = sum(r.fallback_documents for r in refits["scores"])
     common = {"documents": data.n_docs, "queries": data.n_queries}
-    how = (f"{clock} clock, " + (f"{threads} thread{'s' * (threads != 1)}" if threads else "default threads"))
+    how = (f"{clock} clock, " + (f"{threads} thread{'s' * (threads != 1)}" if threads else "default threads")
+           + (f", validation {valid.n_docs} documents" if valid is not None else ""))
+    valid_fallbacks = sum(r.valid_fallback_documents for r in refits["scores"])
     return [
         {"kernel": "LightGBM training with PLRank(n_permutations=3), exact leaves, per tree", **common,
          "ms": 1e3 * exact / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
          "ratio": exact / diagonal,
          "note": f"{rounds} rounds, 31 leaves, {how}; rewriting leaves {rewriting:.2f} ms/tree of which finding them "
-                 f"{finding:.2f}; {fallbacks} of {trees} trees fell back to pred_leaf ({fallback_docs} documents)"},
+                 f"{finding:.2f}; {fallbacks} of {trees} trees fell back to pred_leaf ({fallback_docs} documents)"
+                 + (f", {valid_fallbacks} validation documents" if valid is not None else "")},
         {"kernel": "the same, exact leaves found by predict(pred_leaf=True) (the former way)", **common,
          "ms": 1e3 * former / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
          "ratio": former / diagonal,
          "note": f"rewriting leaves {rewriting_before:.2f} ms/tree of which finding them {finding_before:.2f}"},
-        {"kernel": "finding the training documents' leaves of one tree, from LightGBM's cached scores", **common,
+        {"kernel": "finding the documents' leaves of one tree, from LightGBM's cached scores", **common,
          "ms": finding, "baseline": "Booster.predict(pred_leaf=True)", "baseline ms": finding_before,
          "ratio": finding / finding_before,
-         "note": "medians over trees and runs, from the two exact-leaf trainings above"},
+         "note": "medians over trees and runs, from the two exact-leaf trainings above"
+                 + ("; LightGBM's walk of the tree over the binned validation data is in its own time"
+                    if valid is not None else "")},
     ]
 
 
@@ -134,10 +142,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
     parser.add_argument("--threads", type=int, default=None, help="LightGBM's and Numba's threads")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall-clock or process CPU time")
+    parser.add_argument("--valid-queries", type=int, default=0, help="validation data of that many queries")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.small else 5)
     rows = leaf_rows(30 if args.small else 3_000, 3 if args.small else 50, repeats, threads=args.threads,
-                     clock=args.clock)
+                     clock=args.clock, valid_queries=args.valid_queries)
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
     print("|" + "|".join("---" for _ in columns) + "|")

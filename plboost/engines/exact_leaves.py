@@ -33,9 +33,9 @@ leaf, up to the rounding of ``(a + v) - a``, at most ``eps/2 (|a + v| + |change|
 (:func:`match_leaves`). Each document is matched to the leaf of the nearest output: unambiguous when no
 two outputs are within twice that bound. Documents whose nearest outputs cannot be told apart (two leaves
 with one value, e.g. several set to 0 by ``lambda_l1`` or clipped alike by ``max_delta_step``) are
-looked up with ``predict(pred_leaf=True)`` on their rows only, and the whole tree is if any change
-matches no output or the per-leaf counts differ from the tree's ``leaf_count`` (neither should happen;
-both are counted in :attr:`ExactLeafValues.fallbacks`). Every leaf holds a training document (LightGBM
+looked up with ``predict(pred_leaf=True)`` on their rows only, and all of the tree's documents are if
+any change matches no output or the per-leaf counts differ from the tree's ``leaf_count`` (neither should
+happen); both are counted (:attr:`ExactLeafValues.fallbacks`). Every leaf holds a training document (LightGBM
 checks that each side of a split is non-empty; bagging, which would leave documents out, is refused), so
 every leaf is refitted. The validation data is registered with the Booster at the first tree (when
 LightGBM computes no metric of its own), so that LightGBM keeps its scores too, and its documents' leaves
@@ -336,8 +336,8 @@ class ExactLeafValues:
     def _validation_leaves(self, booster, iteration: int, values) -> np.ndarray:
         """The leaf of every validation document in the tree of ``iteration`` whose outputs are ``values``.
 
-        At the first tree the validation data is registered with the Booster (``Booster.eval``, which adds
-        a Dataset it does not know, binned like the training data): from then on LightGBM adds every new
+        At the first tree the validation data is registered with the Booster (``Booster.add_valid``, as a
+        Dataset binned like the training data): from then on LightGBM adds every new
         tree to its cached validation scores too, as to the training scores but by walking the tree over
         the binned data, several times faster than ``predict`` over the raw features, and the leaves are
         read off the change of those scores. Only when LightGBM computes no metric of its own: it would
