@@ -669,7 +669,7 @@ class Comparison:
 def plotting():
     """matplotlib with its :mod:`matplotlib.figure`, or :class:`plboost._params.MissingExtra` saying how to
     install it (call before a long comparison whose plot is wanted)."""
-    import_extra("matplotlib.figure", "plotting", "matplotlib")
+    import_extra("matplotlib.figure", "plotting", "'plboost[plot]'")
     import matplotlib
 
     return matplotlib

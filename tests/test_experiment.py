@@ -497,7 +497,7 @@ def test_optional_dependencies_name_how_to_install_them(monkeypatch):
         pass
     assert str(raised.value) == "training on Dask needs distributed: pip install 'plboost[dask]'"
     assert failure_message(raised.value) == str(raised.value)
-    with pytest.raises(ImportError, match="plotting needs matplotlib: pip install matplotlib"):
+    with pytest.raises(ImportError, match=r"plotting needs matplotlib: pip install 'plboost\[plot\]'"):
         plotting()
 
 
