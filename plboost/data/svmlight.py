@@ -329,6 +329,7 @@ class _Parser:
         with contextlib.closing(_read_chunks(self.path, progress=progress)) as chunks:
             for chunk, first_line in chunks:
                 piece = self._parse_chunk(chunk, first_line)
+                del chunk  # freed before the next one is read
                 self.chunk_rows.append(0 if piece is None else piece[0].size)
                 if piece is not None:
                     labels.append(piece[0])
@@ -650,7 +651,7 @@ def _read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes,
             chunk = _with_lf(b"".join([*pending, memoryview(block)[:cut + 1]]))  # one copy, not two
             pending, block = [block[cut + 1:]], None  # the block freed while the chunk is parsed
             yield chunk, line
-            line += _line_ends(chunk)
+            line, chunk = line + _line_ends(chunk), None  # the chunk freed before the next is read
             bar.update(raw.tell() - bar.n)
 
 
