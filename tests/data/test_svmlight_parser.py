@@ -259,7 +259,7 @@ def test_real_files(shared_data, name):
     np.testing.assert_array_equal(dense32.X.view(np.uint32), expected.toarray().view(np.uint32))
 
 
-@pytest.mark.parametrize("name", [name for name in REAL_FILES if "Fold" not in name or "Fold1" in name])
+@pytest.mark.parametrize("name", [*REAL_FILES[:3], REAL_FILES[-4], *REAL_FILES[-2:]])
 def test_real_files_float32_dense(shared_data, name):
     assert assert_same(shared_data / name)[0] == "data"
 
@@ -505,7 +505,7 @@ def random_file(rng) -> bytes:
     return bytes(text)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(6))
 def test_random_files(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(seed)
     kinds = {"data": 0, "error": 0}
