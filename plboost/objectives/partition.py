@@ -68,7 +68,7 @@ import numba
 import numpy as np
 
 from .._jit import kernel, over_queries
-from .._numerics import logaddexp, stable_argsort
+from .._numerics import logaddexp
 from .._queries import check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
@@ -100,8 +100,9 @@ _GUMBEL_EXTRA = 2.3
 _WINDOW_EXTRA = 2.0
 #: Newton's method stops at a step below this many σ
 _NEWTON_STOP = 0.3
-#: no step is summed with more nodes than this (a guard; about 30 / 1e-3 would be needed to reach it)
+#: no step is summed with more nodes than this, nor refined below this step (guards)
 _MAX_NODES = 100_000
+_FINEST_STEP = 1e-3
 
 #: for ``_evaluate`` only: sums over documents may be reassociated (so that LLVM vectorises the loop) and
 #: multiply-adds fused; nothing about NaN or infinities is assumed
@@ -201,7 +202,8 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
     """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target}.
 
     Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``terms_h`` and
-    ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log.
+    ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log. Newton's
+    iterations and the nodes share one call of ``_evaluate`` (each call site is compiled anew).
     """
     count_small = 0.0
     sum_small = 0.0
@@ -209,87 +211,107 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
         if a[i] < 1.0:
             count_small += 1.0
             sum_small += a[i]
+    level = target + 0.5 * np.log(n)
+    reach = np.exp(-level)  # nodes within the target's reach of the centre's weight
+    cut = np.exp(-level - _WINDOW_EXTRA)  # where a side of the window may end
+    closer_look = (level + _GUMBEL_EXTRA) / (np.pi * np.pi)  # λ / h below this: estimate the cluster's error
     # the centre: Newton's method, kept in [0, log(n + 1)] where ψ' changes sign
     low = 0.0
     high = np.log(n + 1.0)
     z = min(max(np.log((count_small + 1.0) / (1.0 + 0.5 * sum_small)), low), high)
+    t = np.exp(z)
+    newton = True
     evaluations = 0
-    while True:
-        log_part, product, slope, curvature, third, sum_h, sum_c, cluster, cluster_x = _evaluate(z, np.exp(z), a, log_a, n, terms_h,
-                                                                             terms_xh)
-        evaluations += 1
-        if slope > 0.0:
-            low = z
-        else:
-            high = z
-        newton = slope / curvature
-        if newton * newton * -curvature < _NEWTON_STOP * _NEWTON_STOP or evaluations == 100:
-            break
-        z -= newton
-        if not low <= z <= high:
-            z = 0.5 * (low + high)
+    # the walk: nodes centre + k step, k = 0, 1, ... then -1, -2, ...
     centre = z
-    peak = log_part + np.log(product)
-    sigma = min(1.0, 1.0 / np.sqrt(-curvature))
-    gamma = min(1.0, sigma * max(1.0, abs(third / curvature)))
-    level = target + 0.5 * np.log(n)
-    gauss = np.pi * np.sqrt(2.0 / level)
-    gumbel = np.pi * np.pi / (level + _GUMBEL_EXTRA)
-    quadratic = gauss * (1.0 + _STEP_A) / gumbel - 1.0 - _STEP_B
-    step = sigma * gauss * (1.0 + _STEP_A * gamma) / (1.0 + _STEP_B * gamma + quadratic * gamma * gamma)
-    # weights e^{ψ - ψ(z_c)}: within the target's reach, and where the window may end
-    reach = np.exp(-level)
-    cut = np.exp(-level - _WINDOW_EXTRA)
-    closer_look = (level + _GUMBEL_EXTRA) / (np.pi * np.pi)  # λ / h below this needs a closer look
-
-    fresh = True  # the centre's terms are in terms_h / terms_xh
+    t_centre = t
+    peak = 0.0
+    step = 1.0
+    ratio = 1.0
+    finer = 1.0
+    direction = 1
+    k = 0
+    nodes = 0
     total = 0.0
+    first = 0.0
+    second = 0.0
+    mean_c = 0.0
+    center_h = 0.0
     while True:
+        log_part, product, slope, curvature, third, sum_h, sum_c, cluster, cluster_x = _evaluate(
+            z, t, a, log_a, n, terms_h, terms_xh)
+        evaluations += 1
+        if newton:
+            if slope > 0.0:
+                low = z
+            else:
+                high = z
+            move = slope / curvature
+            if move * move * -curvature >= _NEWTON_STOP * _NEWTON_STOP and evaluations < 100:
+                z -= move
+                if not low <= z <= high:
+                    z = 0.5 * (low + high)
+                t = np.exp(z)
+                continue
+            # z is the centre, and this evaluation its node
+            newton = False
+            centre = z
+            t_centre = t
+            peak = log_part + np.log(product)
+            sigma = min(1.0, 1.0 / np.sqrt(-curvature))
+            gamma = min(1.0, sigma * max(1.0, abs(third / curvature)))
+            gauss = np.pi * np.sqrt(2.0 / level)
+            gumbel = np.pi * np.pi / (level + _GUMBEL_EXTRA)
+            quadratic = gauss * (1.0 + _STEP_A) / gumbel - 1.0 - _STEP_B
+            step = sigma * gauss * (1.0 + _STEP_A * gamma) / (1.0 + _STEP_B * gamma + quadratic * gamma * gamma)
+            ratio = np.exp(step)
+            finer = step
+            for i in range(n):
+                g[i] = 0.0
+                d[i] = 0.0
+        nodes += 1
+        weight = np.exp(log_part - peak) * product
+        if k == 0:
+            center_h = sum_h  # centring the variance's sums keeps them free of cancellation
+        total += weight
+        first += weight * (sum_h - center_h)
+        second += weight * (sum_h - center_h) ** 2
+        mean_c += weight * sum_c
         for i in range(n):
-            g[i] = 0.0
-            d[i] = 0.0
-        total = 0.0
-        first = 0.0
-        second = 0.0
-        mean_c = 0.0
-        center_h = 0.0
-        finer = step  # the step a sharp feature asks for
-        nodes = 0
-        ratio = np.exp(step)
-        for direction in (1, -1):
-            k = 0 if direction == 1 else -1
-            t = np.exp(centre) if direction == 1 else np.exp(centre) / ratio
-            while True:
-                if not fresh:
-                    log_part, product, slope, curvature, third, sum_h, sum_c, cluster, cluster_x = _evaluate(
-                        centre + k * step, t, a, log_a, n, terms_h, terms_xh)
-                    evaluations += 1
-                fresh = False
-                nodes += 1
-                weight = np.exp(log_part - peak) * product
-                if k == 0:
-                    center_h = sum_h  # centring the variance's sums keeps them free of cancellation
-                total += weight
-                first += weight * (sum_h - center_h)
-                second += weight * (sum_h - center_h) ** 2
-                mean_c += weight * sum_c
-                for i in range(n):
-                    g[i] += weight * terms_h[i]
-                    d[i] += weight * terms_xh[i]
-                if weight > reach and abs(curvature) < closer_look * step * abs(third) and cluster > 0.0:
-                    finer = min(finer, _cluster_step(step, weight, cluster, cluster_x / cluster, level))
-                if slope * direction < 0.0 and weight < cut * min(1.0, abs(slope) * step):
-                    break
-                if finer < step or nodes >= _MAX_NODES or not weight >= 0.0:
-                    break
-                k += direction
-                t = t * ratio if direction == 1 else t / ratio
-            if finer < step or nodes >= _MAX_NODES:
+            g[i] += weight * terms_h[i]
+            d[i] += weight * terms_xh[i]
+        if weight > reach and abs(curvature) < closer_look * step * abs(third) and cluster > 0.0:
+            finer = min(finer, _cluster_step(step, weight, cluster, cluster_x / cluster, level))
+        if finer < step and step >= _FINEST_STEP:  # a sharp feature: sum the step again, finer
+            while step > finer and step >= _FINEST_STEP:
+                step *= 0.5
+            ratio = np.exp(step)
+            finer = step
+            direction = 1
+            k = 0
+            z = centre
+            t = t_centre
+            nodes = 0
+            total = 0.0
+            first = 0.0
+            second = 0.0
+            mean_c = 0.0
+            for i in range(n):
+                g[i] = 0.0
+                d[i] = 0.0
+            continue
+        side_done = slope * direction < 0.0 and weight < cut * min(1.0, abs(slope) * step)
+        if side_done or not weight >= 0.0 or nodes >= _MAX_NODES:
+            if direction == -1 or nodes >= _MAX_NODES:
                 break
-        if finer >= step or step < 1e-3:
-            break
-        while step > finer and step >= 1e-3:
-            step *= 0.5
+            direction = -1
+            k = -1
+            z = centre - step
+            t = t_centre / ratio
+            continue
+        k += direction
+        z = centre + k * step
+        t = t * ratio if direction == 1 else t / ratio
     for i in range(n):
         g[i] /= total
         d[i] /= total
@@ -301,91 +323,61 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
 # --------------------------------------------------------------------------------------------------
 # Whole queries
 
-#: labels 0, 1, ..., _FEW_LABELS - 1 are bucketed by value; a query with other labels, at most this many
-#: distinct ones, is partitioned by counting after a search among the labels seen; with more, sorted
-_FEW_LABELS = 16
+#: a query whose labels are all whole numbers below this (grades) is partitioned by counting
+_GRADES = 32
 
 
 @kernel
-def _partitions(labels, lo, hi, order, starts, level_of):
+def _partitions(labels, lo, hi, order, starts, grade_of):
     """Documents of query lo:hi by label, descending, each label's documents in their input order: writes
-    ``order[:n]`` and the partitions' starts ``starts[:M + 1]`` and returns M. ``level_of`` is scratch
+    ``order[:n]`` and the partitions' starts ``starts[:M + 1]`` and returns M. ``grade_of`` is scratch
     (int64, length n).
 
-    Grades (labels that are small whole numbers) are bucketed by value, other labels counted after a
-    linear search among those seen (at most ``_FEW_LABELS`` of them): O(n) either way. Queries with more
-    distinct labels are sorted.
+    Grades (labels that are whole numbers below ``_GRADES``: those of every LETOR dataset) are counted,
+    O(n); other queries take their distinct labels one at a time, highest first, O(n L) for L distinct
+    labels (a sort would cost more to compile than such queries are worth).
     """
     n = hi - lo
-    levels = np.empty(_FEW_LABELS)
-    rank = np.empty(_FEW_LABELS, dtype=np.int64)
-    count = np.zeros(_FEW_LABELS, dtype=np.int64)
-    n_levels = 0
+    count = np.zeros(_GRADES, dtype=np.int64)
     grades = True
     for i in range(n):
         label = labels[lo + i]
-        if not (0.0 <= label < _FEW_LABELS and label == int(label)):
+        if not (0.0 <= label < _GRADES and label == int(label)):
             grades = False
             break
-        level_of[i] = int(label)
+        grade_of[i] = int(label)
         count[int(label)] += 1
-    if grades:
-        for j in range(_FEW_LABELS - 1, -1, -1):
-            if count[j] > 0:
-                rank[j] = n_levels
-                n_levels += 1
-    else:
-        for i in range(n):
-            label = labels[lo + i]
-            j = 0
-            while j < n_levels and levels[j] != label:
-                j += 1
-            if j == n_levels:
-                if n_levels == _FEW_LABELS:
-                    n_levels = -1
-                    break
-                levels[j] = label
-                n_levels += 1
-            level_of[i] = j
-        if n_levels < 0:  # many distinct labels: sort
-            negated = np.empty(n)
+    if not grades:  # by selection: each distinct label, highest first, takes its documents
+        m = 0
+        t = 0
+        previous = np.inf
+        while t < n:
+            level = -np.inf
             for i in range(n):
-                negated[i] = -labels[lo + i]
-            sorted_order = stable_argsort(negated)
-            m = 0
-            for t in range(n):
-                order[t] = sorted_order[t]
-                if t == 0 or labels[lo + sorted_order[t]] != labels[lo + sorted_order[t - 1]]:
-                    starts[m] = t
-                    m += 1
-            starts[m] = n
-            return m
-        for j in range(n_levels):  # rank of each label seen, highest first
-            r = 0
-            for k in range(n_levels):
-                if levels[k] > levels[j]:
-                    r += 1
-            rank[j] = r
-        for j in range(_FEW_LABELS):
-            count[j] = 0
-        for i in range(n):
-            count[level_of[i]] += 1
-    # starts from the counts, then every document to the next free place of its partition
-    for j in range(_FEW_LABELS if grades else n_levels):
-        if count[j] > 0:
-            starts[rank[j] + 1] = count[j]
+                label = labels[lo + i]
+                if level < label < previous:
+                    level = label
+            starts[m] = t
+            m += 1
+            for i in range(n):
+                if labels[lo + i] == level:
+                    order[t] = i
+                    t += 1
+            previous = level
+        starts[m] = n
+        return m
+    # partitions from the highest grade down; count[j] becomes grade j's next free place
+    m = 0
     starts[0] = 0
-    for r in range(n_levels):
-        starts[r + 1] += starts[r]
-    free = np.empty(_FEW_LABELS, dtype=np.int64)
-    for j in range(_FEW_LABELS if grades else n_levels):
+    for j in range(_GRADES - 1, -1, -1):
         if count[j] > 0:
-            free[j] = starts[rank[j]]
+            starts[m + 1] = starts[m] + count[j]
+            count[j] = starts[m]
+            m += 1
     for i in range(n):
-        j = level_of[i]
-        order[free[j]] = i
-        free[j] += 1
-    return n_levels
+        order[count[grade_of[i]]] = i
+        count[grade_of[i]] += 1
+    return m
 
 
 @kernel
@@ -438,23 +430,17 @@ def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b
 
 
 @kernel
-def _widest_query(first, end, offsets):
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
-    return widest
-
-
-@kernel
 def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_floor, grad, hess, losses,
                          evaluations):
     """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and floored
     hessians to ``grad`` and ``hess``, and per query the terms of ψ evaluated (documents times evaluations,
     summed over steps) to ``evaluations``."""
-    widest = _widest_query(first, end, offsets)
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
     # scratch, by rank in a query's order (documents) or by partition
     order = np.empty(widest, dtype=np.int64)
-    level_of = np.empty(widest, dtype=np.int64)
+    grade_of = np.empty(widest, dtype=np.int64)
     starts = np.empty(widest + 1, dtype=np.int64)
     ordered = np.empty(widest)
     shifted = np.empty(widest)
@@ -475,7 +461,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
         hi = offsets[q + 1]
         n = hi - lo
         evaluations[q] = 0
-        n_parts = _partitions(labels, lo, hi, order, starts, level_of)
+        n_parts = _partitions(labels, lo, hi, order, starts, grade_of)
         if n_parts < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
@@ -531,9 +517,11 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
 def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess, losses):
     """PL-LB loss of queries ``first <= q < end``: -Σ_m [log n_m! + Σ_{S_m} s - n_m log Σ_{S_m ∪ R_{m+1}} e^s];
     gradients and floored hessians to ``grad`` and ``hess``."""
-    widest = _widest_query(first, end, offsets)
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
     order = np.empty(widest, dtype=np.int64)
-    level_of = np.empty(widest, dtype=np.int64)
+    grade_of = np.empty(widest, dtype=np.int64)
     starts = np.empty(widest + 1, dtype=np.int64)
     ordered = np.empty(widest)
     shifted = np.empty(widest)
@@ -546,7 +534,7 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
         lo = offsets[q]
         hi = offsets[q + 1]
         n = hi - lo
-        n_parts = _partitions(labels, lo, hi, order, starts, level_of)
+        n_parts = _partitions(labels, lo, hi, order, starts, grade_of)
         if n_parts < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
