@@ -14,15 +14,15 @@ from plboost.data import cache, svmlight
 
 @pytest.fixture
 def parser_calls(monkeypatch):
-    """Counts the calls of scikit-learn's parser made by the loader."""
+    """Counts the chunks the loader parses."""
     calls = []
-    parse = svmlight.load_svmlight_file
+    parse = svmlight._read_documents
 
     def counting(*args, **kwargs):
         calls.append(1)
         return parse(*args, **kwargs)
 
-    monkeypatch.setattr(svmlight, "load_svmlight_file", counting)
+    monkeypatch.setattr(svmlight, "_read_documents", counting)
     return calls
 
 
