@@ -480,21 +480,22 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
             first_doc = starts[m]
             if size == 1:  # closed form: P = sigmoid(u), -log P = softplus(-u)
                 u = ordered[first_doc] - w_r
-                if u > 0:
-                    loss += np.log1p(np.exp(-u))
-                else:
-                    loss += -u + np.log1p(np.exp(u))
-                p_s = 1.0 / (1.0 + np.exp(-u))
-                p_not = 1.0 / (1.0 + np.exp(u))
+                e = np.exp(-abs(u))
+                loss += np.log1p(e) + max(-u, 0.0)
+                p_s = 1.0 / (1.0 + e) if u > 0 else e / (1.0 + e)
+                p_not = 1.0 - p_s if u < 0 else e / (1.0 + e)
                 grad64[first_doc] -= p_not
                 hess64[first_doc] += p_s * p_not
                 coef_h[m] = p_not
                 coef_h_plus_phi[m] = p_not * p_not  # H + Φ = H^2 for a single document
                 continue
-            scale = np.exp(top[m] - w_r)  # a_i = e^{s_i - w_R} from the shifted exponentials where they hold it
+            # a_i = e^{s_i - w_R} from the shifted exponentials where they hold it; beyond e^700 a document
+            # counts nothing at any node (a t > 40)
+            scale = np.exp(min(top[m] - w_r, 700.0))
             for i in range(size):
                 log_a[i] = ordered[first_doc + i] - w_r
-                a[i] = shifted[first_doc + i] * scale if shifted[first_doc + i] > 1e-300 else np.exp(log_a[i])
+                a[i] = (shifted[first_doc + i] * scale if shifted[first_doc + i] > 1e-300
+                        else np.exp(min(log_a[i], 700.0)))
             log_p, phi, count = _partition_step(log_a, a, size, target, g, d, terms_h, terms_xh)
             evaluations[q] += count * size
             loss -= log_p

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from plboost.objectives import PLLowerBound, PLPartition
+from plboost.objectives._base import QueryData
 
 mpmath.mp.dps = 40
 
@@ -237,6 +238,143 @@ def test_the_quadrature_step_sets_the_accuracy(step, tolerance):
         loss = PLPartition(quadrature_step=step).losses(scores, labels, np.array([0, size + rest]))[0]
         worst = max(worst, abs(loss - float(quadrature_reference_loss(scores, labels))))
     assert worst < tolerance
+
+
+@pytest.mark.parametrize("tolerance", [1e-8, 1e-10, 1e-12])
+def test_the_tolerance_sets_the_accuracy(tolerance):
+    """Absolute errors of log P against the reference stay within a few times the tolerance, on the
+    partitions of the test above; a smaller tolerance costs more nodes."""
+    worst = 0.0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        size, rest = int(rng.integers(2, 51)), int(rng.integers(1, 201))
+        scores = np.concatenate([rng.uniform(-10, 10, size) + rng.choice([-10, 0, 10]), rng.uniform(-10, 10, rest)])
+        labels = np.concatenate([np.ones(size), np.zeros(rest)])
+        loss = PLPartition(tolerance=tolerance).losses(scores, labels, np.array([0, size + rest]))[0]
+        worst = max(worst, abs(loss - float(quadrature_reference_loss(scores, labels))))
+    assert worst < 5 * tolerance + 1e-13
+
+
+def test_finer_tolerances_evaluate_more_terms():
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=300)
+    labels = rng.integers(0, 4, size=300).astype(float)
+    data = QueryData.from_arrays(labels, np.array([0, 300]))
+    counts = []
+    for tolerance in (1e-6, 1e-10, 1e-14):
+        grad, hess = np.empty(300), np.empty(300)
+        counts.append(PLPartition(tolerance=tolerance)._run_counting(scores, data, grad, hess)[1][0])
+    assert counts[0] < counts[1] < counts[2]
+
+
+def test_the_quadrature_step_is_read_as_a_tolerance():
+    """The former knob: the step h at the widest peaks, whose trapezoid error is about e^{2.3 - π²/h}."""
+    assert PLPartition(quadrature_step=0.4).tolerance == pytest.approx(np.exp(2.3 - np.pi ** 2 / 0.4))
+    assert PLPartition(quadrature_step=0.05).tolerance == 1e-16
+    assert PLPartition().tolerance == 1e-10
+    obj = PLPartition(quadrature_step=0.3)
+    assert type(obj)(**obj._params()).tolerance == obj.tolerance
+    with pytest.raises(ValueError, match="not both"):
+        PLPartition(tolerance=1e-9, quadrature_step=0.4)
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 0.5, -1e-10, float("nan"), 1e-20])
+def test_bad_tolerances_are_refused(tolerance):
+    with pytest.raises(ValueError, match="tolerance"):
+        PLPartition(tolerance=tolerance)
+
+
+# --------------------------------------------------------------------------------------------------
+# Extremes: ties far above R (a cliff the quadrature must refine), partitions of 1, 2 and 1000, score
+# spreads of ±50, all scores equal
+
+def reference_step(upper, lower, nodes=12001, chunk=100):
+    """-log P(S ≻ R) and the step's gradient and hessian (documents ``upper`` then ``lower``): the moments
+    G_i, D_i, E[h_i^2] and Var(Σh) by a dense long-double trapezoid in z, then the formulas of the module
+    docstring (themselves checked against finite differences above)."""
+    L = np.longdouble
+    upper, lower = np.asarray(upper, dtype=L), np.asarray(lower, dtype=L)
+    w_r = lower.max() + np.log(np.exp(lower - lower.max()).sum())
+    log_a = upper - w_r
+    z = np.linspace(L(-60), np.log(L(upper.size + 1)) + 6, nodes, dtype=L)
+
+    def terms(part):
+        x = np.exp(log_a[part, None] + z[None, :])
+        one_minus = -np.expm1(-x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            h = np.where(x > 1e4, 0, np.where(x < 1e-30, 1 - x / 2, x * (1 - one_minus) / one_minus))
+        return one_minus, h, np.where(x > 1e4, 0, x * h)
+
+    parts = [slice(i, i + chunk) for i in range(0, upper.size, chunk)]
+    psi, sum_h = z - np.exp(z), np.zeros(nodes, dtype=L)
+    for part in parts:
+        one_minus, h, _ = terms(part)
+        psi = psi + np.log(one_minus).sum(axis=0)
+        sum_h += h.sum(axis=0)
+    weight = np.exp(psi - psi.max())
+    total = weight.sum()
+    g, d, e2 = (np.empty(upper.size, dtype=L) for _ in range(3))
+    for part in parts:
+        _, h, xh = terms(part)
+        g[part], d[part], e2[part] = ((v * weight).sum(axis=1) / total for v in (h, xh, h * h))
+    mean = (sum_h * weight).sum() / total
+    phi = ((sum_h - mean) ** 2 * weight).sum() / total + (g - d - e2).sum()
+    p = np.exp(lower - w_r)
+    loss = -(psi.max() + np.log(total * (z[1] - z[0])))
+    return (loss, np.concatenate([-g, p * g.sum()]),
+            np.concatenate([g * g - g + d, g.sum() * p * (1 - p) - phi * p * p]))
+
+
+EXTREME_STEPS = {
+    "20 tied documents 10 above 1": (lambda rng: (np.full(20, 10.0), np.zeros(1))),
+    "300 tied documents 10 above 300 tied": (lambda rng: (np.full(300, 10.0), np.zeros(300))),
+    "1000 tied documents level with 1000 tied": (lambda rng: (np.zeros(1000), np.zeros(1000))),
+    "2 documents 50 above 1000": (lambda rng: (rng.uniform(45, 55, 2), rng.uniform(-5, 5, 1000))),
+    "2 documents 50 below 3": (lambda rng: (rng.uniform(-55, -45, 2), rng.uniform(-5, 5, 3))),
+    "1 document 45 below 1000": (lambda rng: (np.full(1, -45.0), rng.normal(size=1000))),
+    "200 over ±50 above 200 over ±50": (lambda rng: (rng.uniform(-50, 50, 200), rng.uniform(-50, 50, 200))),
+    "1000 over ±10, 50 below 2": (lambda rng: (rng.uniform(-60, -40, 1000), rng.uniform(-10, 10, 2))),
+    "30 tied documents 20 above 30 tied": (lambda rng: (np.full(30, 20.0), np.zeros(30))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXTREME_STEPS))
+def test_extreme_steps_match_the_reference(case):
+    """Loss, gradients and hessians of one step within 1e-8 of the reference (relative where above 1)."""
+    upper, lower = EXTREME_STEPS[case](np.random.default_rng(len(case)))
+    scores = np.concatenate([upper, lower])
+    labels = np.concatenate([np.ones(upper.size), np.zeros(lower.size)])
+    data = QueryData.from_arrays(labels, np.array([0, scores.size]))
+    grad, hess = np.empty(scores.size), np.empty(scores.size)
+    loss = PLPartition(hessian_floor=0.0)._run_counting(scores, data, grad, hess)[0][0]
+    expected = [np.asarray(v, dtype=np.float64) for v in reference_step(upper, lower)]
+    for got, want, what in zip((loss, grad, hess), expected, ("loss", "gradient", "hessian")):
+        error = np.abs(got - want) / np.maximum(1.0, np.abs(want))
+        assert error.max() < 1e-8, (what, error.max())
+
+
+# --------------------------------------------------------------------------------------------------
+# Labels
+
+def test_labels_beyond_the_grades_give_the_same_partitions():
+    """Grades (whole numbers below 32) are counted, other labels taken one distinct value at a time:
+    any labels in the same order give the same loss and gradients, exactly."""
+    rng = np.random.default_rng(11)
+    scores = rng.normal(size=80)
+    grades = rng.integers(0, 5, size=80).astype(float)
+    offsets = np.array([0, 50, 80])
+    for obj in (PLPartition(), PLLowerBound()):
+        expected = obj.losses(scores, grades, offsets), obj.gradients(scores, grades, offsets)
+        for labels in (grades * 1000, grades + 29, 7 * grades ** 2):
+            np.testing.assert_array_equal(obj.losses(scores, labels, offsets), expected[0])
+            for got, want in zip(obj.gradients(scores, labels, offsets), expected[1]):
+                np.testing.assert_array_equal(got, want)
+    many = rng.permutation(np.repeat(np.arange(40.0), 2)) * 3 + 5  # 40 distinct labels, one query
+    by_steps = sum(PLPartition().losses(np.r_[scores[many == level], scores[many < level]],
+                                        np.r_[np.ones(2), np.zeros(np.count_nonzero(many < level))],
+                                        np.array([0, 2 + np.count_nonzero(many < level)]))[0]
+                   for level in np.unique(many)[1:])
+    assert PLPartition().losses(scores, many, np.array([0, 80]))[0] == pytest.approx(by_steps, rel=1e-12)
 
 
 def test_extreme_scores_stay_finite():
