@@ -14,8 +14,9 @@ Sections:
 * engines: training time per tree with PLRank against LightGBM lambdarank and XGBoost rank:ndcg.
 * memory: peak RSS of a fresh process training LightGBM with PLRank(n_permutations=3) against lambdarank,
   on a binned dataset saved by LightGBM (the raw features never enter the process).
-* loading: an MSLR-format file (136 features) parsed by plboost and by scikit-learn's
-  ``load_svmlight_file``, and the cached reload.
+* loading: an MSLR-format file (136 features, 363 MB at full size) parsed by plboost, by XGBoost's own
+  libsvm reader and by scikit-learn's ``load_svmlight_file``; the cached reload; the parse's peak memory
+  in a fresh process; the first load's compile time (scripts/_bench_parser.py).
 * scaling: kernel time against documents per query (10 to 10,000), per document; uMart per pair.
 * leaves: LightGBM training time per tree with PLRank's exact Newton leaf values against the diagonal
   ones (``leaf_values="exact"`` against the default), and the share of the rewrite spent finding leaves.
@@ -36,6 +37,9 @@ import numba
 import numpy as np
 
 from plboost.data import make_synthetic
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _bench_parser import parser_rows  # noqa: E402  (a section in a module of its own)
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 
 
@@ -234,39 +238,6 @@ def memory_rows(n_queries: int, repeats: int, directory) -> list[dict]:
              "note": f"fresh process each, binned dataset from a file, 20 rounds, medians of {repeats}"}]
 
 
-def loading_rows(n_lines: int, directory) -> list[dict]:
-    """Parsing an MSLR-format file (136 features, qid) with plboost and with scikit-learn, and the
-    cached reload; each timed once (a parse reads the file once from the page cache)."""
-    from pathlib import Path
-
-    from sklearn.datasets import load_svmlight_file
-
-    from plboost.data import load_svmlight
-
-    path = Path(directory) / "mslr_like.txt"
-    data = make_synthetic(n_queries=max(1, n_lines // 120), n_features=136, docs_per_query=(60, 240), seed=3)
-    data.save_svmlight(path)
-    size_mb = path.stat().st_size / 1e6
-    load_svmlight(path, cache=False)  # the file into the page cache, the code warm
-    start = time.perf_counter()
-    ours = load_svmlight(path, cache=True)
-    parse = time.perf_counter() - start
-    start = time.perf_counter()
-    load_svmlight_file(str(path), query_id=True)
-    sklearn = time.perf_counter() - start
-    start = time.perf_counter()
-    load_svmlight(path, cache=True)
-    cached = time.perf_counter() - start
-    common = {"documents": ours.n_docs, "queries": ours.n_queries}
-    return [
-        {"kernel": f"parse {size_mb:.0f} MB MSLR-format file (dense float32)", **common, "ms": 1e3 * parse,
-         "baseline": "sklearn load_svmlight_file", "baseline ms": 1e3 * sklearn, "ratio": parse / sklearn,
-         "note": "plboost parses with sklearn in 16 MiB chunks and checks the file"},
-        {"kernel": "cached reload of the same file", **common, "ms": 1e3 * cached, "baseline": "plboost parse",
-         "baseline ms": 1e3 * parse, "ratio": cached / parse, "note": f"{parse / cached:.0f}x faster"},
-    ]
-
-
 def scaling_rows(total: int, repeats: int) -> list[dict]:
     """Kernel time per document as queries grow from 10 to 10,000 documents (about ``total`` in all)."""
     rng = np.random.default_rng(4)
@@ -293,6 +264,9 @@ FIRST_CALL_SCRIPT = """
 import sys, time
 import numpy as np
 from plboost.data import make_synthetic
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _bench_parser import parser_rows  # noqa: E402  (a section in a module of its own)
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 data = make_synthetic(n_queries=50, n_features=1, seed=0)
 scores = np.random.default_rng(0).normal(size=data.n_docs)
@@ -366,7 +340,7 @@ def main(argv=None) -> int:
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),
-        "loading": lambda: loading_rows(2_000 if small else 1_000_000, scratch),
+        "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
         "leaves": lambda: leaf_rows(30 if small else 3_000, 3 if small else 50, few),
         "first-call": lambda: first_call_rows(1 if small else 3),
