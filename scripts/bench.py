@@ -39,7 +39,8 @@ import numpy as np
 from plboost.data import make_synthetic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _bench_parser import parser_rows  # noqa: E402  (a section in a module of its own)
+from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
+from _bench_parser import parser_rows  # noqa: E402
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 
 
@@ -172,31 +173,6 @@ def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     return rows
 
 
-def leaf_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
-    """Per-tree training time with exact leaf values against LightGBM's own (diagonal) ones."""
-    from plboost.engines import train
-
-    data = make_synthetic(n_queries=n_queries, seed=1)
-    objective = PLRank(top_k=10, n_permutations=3)
-    objective.warm_up()
-    refit = []
-
-    def run(leaf_values):
-        def go():
-            model = train("lightgbm", objective, data, rounds=rounds, learning_rate=0.1, num_leaves=31,
-                          leaf_values=leaf_values)
-            if model.leaf_refit_seconds is not None:
-                refit.append(model.leaf_refit_seconds / model.rounds)
-        return go
-
-    exact, diagonal = alternate(run("exact"), run("diagonal"), repeats)
-    return [{"kernel": "LightGBM training with PLRank(n_permutations=3), exact leaves, per tree",
-             "documents": data.n_docs, "queries": data.n_queries, "ms": 1e3 * exact / rounds,
-             "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
-             "ratio": exact / diagonal,
-             "note": f"{rounds} rounds, 31 leaves; rewriting leaves {1e3 * statistics.median(refit):.2f} ms/tree"}]
-
-
 MEMORY_SCRIPT = """
 import sys
 import lightgbm as lgb
@@ -266,7 +242,8 @@ import numpy as np
 from plboost.data import make_synthetic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _bench_parser import parser_rows  # noqa: E402  (a section in a module of its own)
+from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
+from _bench_parser import parser_rows  # noqa: E402
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 data = make_synthetic(n_queries=50, n_features=1, seed=0)
 scores = np.random.default_rng(0).normal(size=data.n_docs)
