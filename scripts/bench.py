@@ -240,10 +240,6 @@ FIRST_CALL_SCRIPT = """
 import sys, time
 import numpy as np
 from plboost.data import make_synthetic
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
-from _bench_parser import parser_rows  # noqa: E402
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 data = make_synthetic(n_queries=50, n_features=1, seed=0)
 scores = np.random.default_rng(0).normal(size=data.n_docs)
