@@ -383,7 +383,7 @@ class FoldResult:
     per_query: dict | None = None
 
     @classmethod
-    def from_dict(cls, record: dict) -> "FoldResult":
+    def from_dict(cls, record: dict) -> FoldResult:
         return cls(**{f.name: record.get(f.name, f.default) for f in fields(cls)})
 
     def brief(self) -> dict:

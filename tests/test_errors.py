@@ -14,9 +14,9 @@ import io
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import dask.array as da
 import lightgbm as lgb

@@ -14,7 +14,7 @@ import pytest
 from plboost import _jit
 from plboost._numerics import stable_argsort
 from plboost.data import make_synthetic
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from plboost.objectives import PLRank, UMart, URank
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4097])

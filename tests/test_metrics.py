@@ -9,7 +9,7 @@ import pkgutil
 import re
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +27,7 @@ needs_mq2008 = pytest.mark.skipif(not MQ2008.is_dir(), reason="MQ2008 not found 
 KS = (1, 3, 5, 10)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read_mq2008(*names):
     """Labels, query offsets and query ids of MQ2008 files (features are not needed here)."""
     labels, qids = [], []

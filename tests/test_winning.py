@@ -68,9 +68,9 @@ def test_winning_numbers_of_a_hand_made_table(hand_made):
     for metric, by_method in EXPECTED.items():
         for method, (won, could) in by_method.items():
             row = table[(table.metric == metric) & (table.method == method)].iloc[0]
-            assert (row.WN, row.IWN) == (won, could), (metric, method)
+            assert (row.WN, row.IWN) == (won, could), (metric, method)  # noqa: SIM300  (WN, IWN, NWN are the table's columns, not constants)
             if could:
-                assert row.NWN == pytest.approx(won / could)
+                assert row.NWN == pytest.approx(won / could)  # noqa: SIM300  (WN, IWN, NWN are the table's columns, not constants)
             else:
                 assert np.isnan(row.NWN)
         flagged = set(table[(table.metric == metric) & table.pareto].method)
@@ -97,7 +97,7 @@ def test_only_significant_wins_count_when_asked(hand_made):
     for metric, by_method in EXPECTED.items():
         for method, (won, could) in by_method.items():
             row = table[(table.metric == metric) & (table.method == method)].iloc[0]
-            assert (row.WN, row.IWN) == (won - lost.get((metric, method), 0), could), (metric, method)
+            assert (row.WN, row.IWN) == (won - lost.get((metric, method), 0), could), (metric, method)  # noqa: SIM300  (WN, IWN, NWN are the table's columns, not constants)
     # the default, and significant=None, count every win
     pd.testing.assert_frame_equal(winning_numbers(cells, ["NDCG@10", "ERR@10"]),
                                   winning_numbers(cells, ["NDCG@10", "ERR@10"], significant=None))

@@ -26,8 +26,9 @@ import shutil
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping, TypeVar
+from typing import TypeVar
 
 import numpy as np
 

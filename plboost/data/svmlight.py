@@ -25,10 +25,11 @@ import os
 import stat
 import threading
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -155,7 +156,7 @@ class RankingData:
 
         return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
 
-    def widen(self, n_features: int) -> "RankingData":
+    def widen(self, n_features: int) -> RankingData:
         """The same data with zero columns appended up to ``n_features`` (absent features are 0)."""
         if n_features < self.n_features:
             raise ValueError(f"cannot narrow {self.n_features} features to {n_features}")
@@ -168,7 +169,7 @@ class RankingData:
             X[:, :self.n_features] = self.X
         return RankingData(X, self.labels, self.qids, self.offsets, self.source)
 
-    def subset(self, query_indices) -> "RankingData":
+    def subset(self, query_indices) -> RankingData:
         """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask)."""
         positions = np.arange(self.n_queries)[np.asarray(query_indices)]
         sizes = self.group_sizes[positions]
@@ -461,7 +462,7 @@ class _Parser:
         raise DataFormatError(self.path, line, f"{cause}: pass dense=False for a sparse X; dense {self.dtype}, the "
                               f"{self.n_rows:,} document(s) read so far need {gib:.3g} GiB, {reason}")
 
-    def _raise_at_entry(self, docs: "_Documents", k: int, message: str):
+    def _raise_at_entry(self, docs: _Documents, k: int, message: str):
         """Raise ``message`` at the line of the ``k``-th stored feature value of a chunk."""
         raise DataFormatError(self.path, int(docs.lines[_row_of_entry(docs.indptr, k)]), message)
 

@@ -43,13 +43,13 @@ class DaskRankingData:
     chunks; ``group`` holds the query sizes, chunked so that its chunk k describes row chunk k.
     """
 
-    X: "da.Array"
-    labels: "da.Array"
-    qid: "da.Array"
-    group: "da.Array"
+    X: da.Array
+    labels: da.Array
+    qid: da.Array
+    group: da.Array
 
     @classmethod
-    def from_arrays(cls, X, labels, qid, *, repair: bool = False) -> "DaskRankingData":
+    def from_arrays(cls, X, labels, qid, *, repair: bool = False) -> DaskRankingData:
         """From row-aligned Dask arrays with a query id per row (ids increasing).
 
         A query split across partitions raises :class:`QuerySplitError`, or with ``repair=True`` the

@@ -260,7 +260,7 @@ class ExactLeafValues:
         return self._grad, self._hess
 
     @property
-    def callback(self) -> "_RewriteLeaves":
+    def callback(self) -> _RewriteLeaves:
         """The callback to hand ``lgb.train``: it runs :meth:`after_iteration` before every other callback
         (so that they see the validation score)."""
         return _RewriteLeaves(self)

@@ -50,7 +50,7 @@ def test_features_look_like_letor_features(seed):
     heavy = X.max(axis=0) > 100 * np.maximum(np.median(X, axis=0), 1)
     assert heavy.sum() >= 2  # some are heavy-tailed counts
     assert ((X == 0).mean(axis=0) > 0.4).sum() >= 2  # some are mostly zero
-    query_level = (X == np.repeat(X[big.offsets[:-1]], big.group_sizes, axis=0)).all(axis=0)
+    query_level = (np.repeat(X[big.offsets[:-1]], big.group_sizes, axis=0) == X).all(axis=0)
     assert 0 < query_level.sum() < 46  # some describe the query, not the document
 
 

@@ -230,7 +230,7 @@ def test_leaves_from_cached_scores_give_the_model_of_pred_leaf(params, shared, s
     assert reference.fallbacks == 0  # counted for the cached-score finder only
     assert refit._valid_set is not None and reference._valid_set is None  # LightGBM kept validation scores
     if shared:  # two leaves of one value: their documents were looked up with predict
-        assert refit.fallbacks > 0 and 0 < refit.fallback_documents
+        assert refit.fallbacks > 0 and refit.fallback_documents > 0
         assert refit.valid_fallback_documents > 0
     else:
         assert refit.fallbacks == refit.fallback_documents == refit.valid_fallback_documents == 0

@@ -1,7 +1,6 @@
 """PLRank against a slow, plainly written reference: the loss, its finite differences, its permutations."""
 
 import itertools
-import math
 
 import mpmath
 import numpy as np
