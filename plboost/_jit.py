@@ -13,6 +13,7 @@ first call of a fresh install for every kernel: PLRank's four parallel kernels t
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -43,7 +44,7 @@ def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:
     n_queries = offsets.size - 1
     targets = np.linspace(offsets[0], offsets[-1], n_ranges + 1)[1:-1]
     cuts = np.unique(np.concatenate(([0], np.searchsorted(offsets, targets), [n_queries])))
-    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(cuts)]
 
 
 def thread_count(n_docs: int) -> int:
@@ -61,8 +62,8 @@ def over_queries(body, offsets: np.ndarray, *args) -> None:
     if n_threads == 1:
         body(0, offsets.size - 1, *args)
         return
-    run_in_threads([(body, (first, end, *args)) for first, end in query_ranges(offsets, n_threads * _RANGES_PER_THREAD)],
-                   n_threads)
+    ranges = query_ranges(offsets, n_threads * _RANGES_PER_THREAD)
+    run_in_threads([(body, (first, end, *args)) for first, end in ranges], n_threads)
 
 
 def run_in_threads(calls, n_threads: int) -> list:

@@ -303,8 +303,8 @@ def failure_message(error: BaseException) -> str | None:
     if isinstance(error, OSError) and error.errno == errno.ENOSPC:
         return f"no space left on the device ({error})"
     if isinstance(error, MemoryError):
-        return (f"out of memory ({str(error) or 'no detail'}): try smaller data, sparse input (dense=False in Python) or a "
-                "machine with more memory")
+        return (f"out of memory ({str(error) or 'no detail'}): try smaller data, sparse input (dense=False in Python) "
+                "or a machine with more memory")
     import xgboost
 
     from .engines import engine_message
@@ -410,7 +410,7 @@ def _compare(args) -> int:
     outputs = dataset_outputs(layouts, args.out)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     comparisons = []
-    for layout, (_, out) in zip(layouts, outputs):
+    for layout, (_, out) in zip(layouts, outputs, strict=True):
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
                          load_options=_load_options(args))

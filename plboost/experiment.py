@@ -640,7 +640,7 @@ class Comparison:
             colour = colours(number % colours.N)
             shortest, longest = min(map(len, histories)), max(map(len, histories))
             padded = np.full((len(histories), longest), np.nan)
-            for row, history in zip(padded, histories):
+            for row, history in zip(padded, histories, strict=True):
                 row[:len(history)] = history
             mean = np.nanmean(padded, axis=0)
             rounds = np.arange(1, longest + 1)
@@ -1023,7 +1023,7 @@ def format_table(rows: list[dict], columns: list[str], *, digits: int = 4) -> st
     body = [[cell(row.get(c)) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(columns)]
     def line(cells):
-        return "| " + " | ".join(text.ljust(w) for text, w in zip(cells, widths)) + " |"
+        return "| " + " | ".join(text.ljust(w) for text, w in zip(cells, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(columns), rule] + [line(r) for r in body])
 

@@ -265,11 +265,11 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
     results = {}
     if ndcg_ks.size:
         values = _ndcg_kernel(ranked, labels, offsets, ndcg_ks, gain == "exp")
-        for k, column in zip(ndcg_ks, values.T):
+        for k, column in zip(ndcg_ks, values.T, strict=True):
             results[f"NDCG@{k}"] = _finish(column, fill, per_query)
     if err_ks.size:
         values = _err_kernel(ranked, offsets, err_ks, float(g_max))
-        for k, column in zip(err_ks, values.T):
+        for k, column in zip(err_ks, values.T, strict=True):
             results["ERR" if k == _WHOLE_LIST else f"ERR@{k}"] = _finish(column, err_fill, per_query)
     if map:
         results["MAP"] = _finish(_ap_kernel(ranked, offsets, float(relevant_min)), fill, per_query)

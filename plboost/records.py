@@ -105,8 +105,8 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
         if key in ("data", "spec", "versions") or _same(old, new):
             continue
         if isinstance(old, dict) and isinstance(new, dict):
-            changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}" for name in dict.fromkeys([*new, *old])
-                       if not _same(old.get(name), new.get(name))]
+            changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}"
+                       for name in dict.fromkeys([*new, *old]) if not _same(old.get(name), new.get(name))]
             reasons.append(f"{key}: {', '.join(changed)}")
         else:
             reasons.append(f"{key}: {'none' if old is None else 'set'} -> {'none' if new is None else 'set'}")

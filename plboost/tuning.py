@@ -276,8 +276,9 @@ def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str,
     if provenance is not None and "tuning" in provenance:
         provenance = {**provenance, "tuning": {k: v for k, v in provenance["tuning"].items() if k != "n_trials"}}
     study = _open_study(optuna, name, storage, provenance, tuning, log)
-    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)]
-    if not finished and not any(t.state == optuna.trial.TrialState.WAITING for t in study.trials):
+    states = optuna.trial.TrialState
+    finished = [t for t in study.trials if t.state in (states.COMPLETE, states.PRUNED)]
+    if not finished and not any(t.state == states.WAITING for t in study.trials):
         study.enqueue_trial(space.defaults(spec))
     # a resumed search draws from seed + trials so far: deterministic given where it stopped
     study.sampler = optuna.samplers.TPESampler(seed=tuning.seed + len(study.trials),

@@ -138,7 +138,7 @@ def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame
         beats = (None if significant is None else
                  _significant_wins(significant, metric, methods, list(grid.columns), values))
         wins, ideal = _wins(values, beats)
-        for method, won, could in zip(methods, wins, ideal):
+        for method, won, could in zip(methods, wins, ideal, strict=True):
             rows.append({"metric": metric, "method": method, "WN": int(won), "IWN": int(could)})
             totals[method][0] += int(won)
             totals[method][1] += int(could)
@@ -160,7 +160,7 @@ def _wins(values: np.ndarray, beats: np.ndarray | None = None) -> tuple[np.ndarr
     defined = ~np.isnan(values)
     wins = np.zeros(values.shape[0], dtype=np.int64)
     ideal = np.zeros(values.shape[0], dtype=np.int64)
-    for dataset, (column, present) in enumerate(zip(values.T, defined.T)):
+    for dataset, (column, present) in enumerate(zip(values.T, defined.T, strict=True)):
         scores = column[present]
         # for each present method, the other present methods it beats (ties win nothing)
         won = scores[:, None] > scores[None, :]

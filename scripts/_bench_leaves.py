@@ -35,7 +35,7 @@ def alternate_all(functions, repeats: int, clock=time.perf_counter) -> list[floa
         function()
     times = [[] for _ in functions]
     for _ in range(repeats):
-        for function, spent in zip(functions, times):
+        for function, spent in zip(functions, times, strict=True):
             start = clock()
             function()
             spent.append(clock() - start)
@@ -124,8 +124,8 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None 
                  f"{finding:.2f}; {fallbacks} of {trees} trees fell back to pred_leaf ({fallback_docs} documents)"
                  + (f", {valid_fallbacks} validation documents" if valid is not None else "")},
         {"kernel": "the same, exact leaves found by predict(pred_leaf=True) (the former way)", **common,
-         "ms": 1e3 * former / rounds, "baseline": "diagonal (LightGBM's) leaves", "baseline ms": 1e3 * diagonal / rounds,
-         "ratio": former / diagonal,
+         "ms": 1e3 * former / rounds, "baseline": "diagonal (LightGBM's) leaves",
+         "baseline ms": 1e3 * diagonal / rounds, "ratio": former / diagonal,
          "note": f"rewriting leaves {rewriting_before:.2f} ms/tree of which finding them {finding_before:.2f}"},
         {"kernel": "finding the documents' leaves of one tree, from LightGBM's cached scores", **common,
          "ms": finding, "baseline": "Booster.predict(pred_leaf=True)", "baseline ms": finding_before,

@@ -199,7 +199,7 @@ class RankingData:
                 values = block.data.tolist()
                 lines = []
                 for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
-                    features = " ".join(map(value_format.__mod__, zip(columns[lo:hi], values[lo:hi])))
+                    features = " ".join(map(value_format.__mod__, zip(columns[lo:hi], values[lo:hi], strict=True)))
                     lines.append(f"{labels[i]} qid:{row_qids[i]} {features}".rstrip() + "\n")
                 f.write("".join(lines).encode("ascii"))
         return path
@@ -345,7 +345,7 @@ class _Parser:
             self._widen(width)
             X, self.X = self.X, None
         else:
-            values, columns, sizes = (np.concatenate(parts) for parts in zip(*self.pieces))
+            values, columns, sizes = (np.concatenate(parts) for parts in zip(*self.pieces, strict=True))
             self.pieces = []
             indptr = np.zeros(n_docs + 1, dtype=np.int64)
             np.cumsum(sizes, out=indptr[1:])
@@ -544,7 +544,7 @@ def _read_documents(chunk: bytes, first_line: int, dtype: np.dtype) -> _Document
                       indices=np.empty(entries, dtype=np.int32), values=np.empty(entries, dtype=dtype))
     calls = [(_kernels.fill_part, (buf, start, end, line, row, entry, entry + room, *docs))
              for (start, end), line, row, entry, room in zip(parts, first_lines.tolist(), first_rows.tolist(),
-                                                             first_entries.tolist(), entry_room.tolist())]
+                                                             first_entries.tolist(), entry_room.tolist(), strict=True)]
     written = np.array(_run(calls), dtype=np.int64).reshape(n_parts, 2)
     return _Documents(*_gather(docs[:7], first_rows, written[:, 0]), *_gather(docs[7:], first_entries, written[:, 1]))
 
@@ -553,7 +553,7 @@ def _gather(arrays, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     """The ``counts[p]`` items from ``starts[p]`` on of each part p, moved together to the front of each array
     (in place: a part only moves down)."""
     end = 0
-    for start, count in zip(starts.tolist(), counts.tolist()):
+    for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
         if start != end:
             for array in arrays:
                 array[end:end + count] = array[start:start + count]

@@ -15,6 +15,7 @@ The generator imitates what makes real web-search data hard for a ranker, not an
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -141,4 +142,4 @@ def write_synthetic_splits(directory, *, n_queries: tuple[int, int, int] = (300,
     bounds = np.cumsum([0, *n_queries])
     suffix = ".txt.gz" if compress else ".txt"
     return {name: data.subset(np.arange(start, stop)).save_svmlight(directory / f"{name}{suffix}")
-            for name, start, stop in zip(("train", "vali", "test"), bounds[:-1], bounds[1:])}
+            for name, (start, stop) in zip(("train", "vali", "test"), itertools.pairwise(bounds), strict=True)}

@@ -18,6 +18,7 @@ finds a query split across partitions and :func:`repartition_on_queries` repairs
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,7 @@ def _parts_from_data(data, n_partitions: int):
     """Split a RankingData into at most ``n_partitions`` pieces of whole queries and similar row counts."""
     targets = np.linspace(0, data.n_docs, n_partitions + 1)[1:-1]
     query_cuts = np.unique(np.r_[0, np.searchsorted(data.offsets, targets), data.n_queries])
-    return [data.subset(np.arange(a, b)) for a, b in zip(query_cuts[:-1], query_cuts[1:])]
+    return [data.subset(np.arange(a, b)) for a, b in itertools.pairwise(query_cuts)]
 
 
 def ranking_collections(sources, *, n_partitions: int | None = None, n_features: int | None = None,
@@ -128,7 +129,7 @@ def _collections(parts, shapes, n_features) -> DaskRankingData:
     widened = [dask.delayed(lambda d, w: d.widen(w))(part, width) for part in parts]
     query_start = np.cumsum([0] + [shape[1] for shape in shapes])
     X, labels, qid, group = [], [], [], []
-    for part, (rows, queries, _), first in zip(widened, shapes, query_start):
+    for part, (rows, queries, _), first in zip(widened, shapes, query_start[:-1], strict=True):
         X.append(da.from_delayed(dask.delayed(lambda d: d.X)(part), shape=(rows, width), dtype=np.float32))
         labels.append(da.from_delayed(dask.delayed(lambda d: d.labels)(part), shape=(rows,), dtype=np.float64))
         qid.append(da.from_delayed(dask.delayed(lambda d, f: np.repeat(f + np.arange(d.n_queries), d.group_sizes))(
@@ -175,7 +176,7 @@ def _group_sizes_per_chunk(qid):
     blocks = [dask.delayed(lambda b: np.diff(np.flatnonzero(np.r_[True, b[1:] != b[:-1], True])))(block)
               for block in qid.to_delayed().ravel()]
     counts = dask.compute(*[dask.delayed(len)(b) for b in blocks])
-    return da.concatenate([da.from_delayed(b, shape=(c,), dtype=np.int64) for b, c in zip(blocks, counts)])
+    return da.concatenate([da.from_delayed(b, shape=(c,), dtype=np.int64) for b, c in zip(blocks, counts, strict=True)])
 
 
 def _check_here(engine: str, params: dict, given: dict | None) -> None:

@@ -415,7 +415,8 @@ def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_
                 i = lo + top_docs[block + p * k + j]
                 slot = slot_of[leaf[i]]
                 # the leaf's mass so far held over contexts j + 1 .. last[slot]
-                curvature[touched[slot]] += _run_curvature(mass[slot], top, prefix1, prefix2, j + 1, last[slot]) / n_perm
+                curvature[touched[slot]] += (_run_curvature(mass[slot], top, prefix1, prefix2, j + 1, last[slot])
+                                             / n_perm)
                 mass[slot] = logaddexp(mass[slot], scores[i])
                 last[slot] = j
             for slot in range(n_touched):
@@ -587,7 +588,7 @@ class PLRank(RankingObjective):
                                                   state.top_start, state.top_docs, state.ctx_owner, state.union_start,
                                                   state.union_docs, state.union_position, state.in_top,
                                                   state.n_permutations, outside, log_z, row))
-                        for (first, end), row in zip(ranges, per_range)], n_threads)
+                        for (first, end), row in zip(ranges, per_range, strict=True)], n_threads)
         return per_range.sum(axis=0)
 
     def losses(self, scores, labels, offsets) -> np.ndarray:

@@ -588,8 +588,8 @@ class UMart(RankingObjective):
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         distance, log = self._switches
         if self.lightgbm_arithmetic:
-            over_queries(_umart_lightgbm_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
-                         discounts, self.sigmoid, truncation, distance, log, self.hessian_floor, grad, hess)
+            over_queries(_umart_lightgbm_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs,
+                         gains, discounts, self.sigmoid, truncation, distance, log, self.hessian_floor, grad, hess)
         else:
             over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
                          discounts, self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
