@@ -157,7 +157,8 @@ def test_demo_prints_the_comparison_table(tmp_path, capsys):
     (MemoryError(), 2, "plboost compare: error: out of memory (no detail): try smaller data, sparse input"),
     (OSError(28, "No space left on device", "/tmp/out/results.csv"), 2,
      "plboost compare: error: /tmp/out/results.csv: No space left on device"),
-    (PermissionError(13, "Permission denied", "/data/x.txt"), 2, "plboost compare: error: /data/x.txt: Permission denied"),
+    (PermissionError(13, "Permission denied", "/data/x.txt"), 2,
+     "plboost compare: error: /data/x.txt: Permission denied"),
 ])
 def test_failures_are_one_line(synthetic_folds, monkeypatch, capsys, error, status, message):
     import plboost.experiment

@@ -19,8 +19,9 @@ sizes = rng.integers(1, 25, 30)
 offsets = np.r_[0, np.cumsum(sizes)]
 labels = rng.integers(0, 4, offsets[-1]).astype(float)
 scores = np.round(rng.normal(scale=3, size=offsets[-1]), 2)
-objectives = [PLRank(top_k=5, n_permutations=3), PLRank(top_k=None, compress_contexts=False), URank(), UMart(window=1),
-              UMart(window=2), UMart(window=1, lightgbm_arithmetic=True, hessian_floor=0), PLPartition(), PLLowerBound()]
+objectives = [PLRank(top_k=5, n_permutations=3), PLRank(top_k=None, compress_contexts=False), URank(),
+              UMart(window=1), UMart(window=2), UMart(window=1, lightgbm_arithmetic=True, hessian_floor=0),
+              PLPartition(), PLLowerBound()]
 out = {}
 for obj in objectives:
     grad, hess = obj.gradients(scores, labels, offsets)
@@ -47,5 +48,5 @@ def test_interpreted_kernels_agree_with_compiled_ones():
             for metric, values in compiled[name].items():
                 np.testing.assert_allclose(interpreted[name][metric], values, rtol=1e-12, err_msg=metric)
             continue
-        for a, b, what in zip(compiled[name], interpreted[name], ("gradient", "hessian")):
+        for a, b, what in zip(compiled[name], interpreted[name], ("gradient", "hessian"), strict=True):
             np.testing.assert_allclose(b, a, rtol=2e-6, atol=1e-7, err_msg=f"{name} {what}")

@@ -3,6 +3,7 @@
 import dataclasses
 import doctest
 import gzip
+import itertools
 import json
 import os
 import pkgutil
@@ -132,7 +133,7 @@ def _gdeval(scores, labels, offsets, query_ids, ks):
     n_docs = labels.size
     query_of_doc = np.repeat(query_ids, np.diff(offsets)).astype(str)
     qrels, run = {}, {}
-    for i, (qid, label, score) in enumerate(zip(query_of_doc, labels, scores)):
+    for i, (qid, label, score) in enumerate(zip(query_of_doc, labels, scores, strict=True)):
         docno = f"{n_docs - i:08d}"
         qrels.setdefault(qid, {})[docno] = int(label)
         run.setdefault(qid, {})[docno] = float(score)
@@ -302,7 +303,7 @@ def test_shuffling_within_queries_changes_nothing_without_ties():
     group, labels = _random_queries(rng)
     scores = rng.permutation(labels.size).astype(np.float64)
     offsets = np.concatenate([[0], np.cumsum(group)])
-    shuffle = np.concatenate([rng.permutation(np.arange(a, b)) for a, b in zip(offsets[:-1], offsets[1:])])
+    shuffle = np.concatenate([rng.permutation(np.arange(a, b)) for a, b in itertools.pairwise(offsets)])
     assert np.any(shuffle != np.arange(labels.size))
     before = evaluate(scores, labels, offsets=offsets, per_query=True)
     after = evaluate(scores[shuffle], labels[shuffle], offsets=offsets, per_query=True)

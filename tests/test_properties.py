@@ -13,6 +13,7 @@ DataFormatError naming the file, never another exception.
 """
 
 import gzip
+import itertools
 
 import numpy as np
 import pytest
@@ -103,7 +104,7 @@ def _assert_finite_zero_sum_and_floored(obj, scores, labels, offsets):
 
 def _permute_within_queries(offsets, rng):
     order = np.arange(offsets[-1])
-    for lo, hi in zip(offsets[:-1], offsets[1:]):
+    for lo, hi in itertools.pairwise(offsets):
         order[lo:hi] = lo + rng.permutation(hi - lo)
     return order
 
@@ -119,7 +120,7 @@ def test_objectives_follow_a_permutation_of_the_documents(name, batch, seed):
     rng = np.random.default_rng(seed)
     scores = scores + rng.uniform(0, 1e-3, scores.size) * np.maximum(1.0, np.abs(scores))
     if name == "plrank":
-        labels = np.concatenate([rng.permutation(hi - lo).astype(float) for lo, hi in zip(offsets[:-1], offsets[1:])])
+        labels = np.concatenate([rng.permutation(hi - lo).astype(float) for lo, hi in itertools.pairwise(offsets)])
     order = _permute_within_queries(offsets, rng)
     obj = OBJECTIVES[name]()
     grad, hess = obj.gradients(scores, labels, offsets)
@@ -253,7 +254,7 @@ _DATA_LINE = st.builds(lambda label, qid, indices, comment: b"%d qid:%d%s%s" % (
 def test_line_ends_and_chunks_do_not_change_what_is_read(tmp_path_factory, lines, ends, final_end, bom, gz, chunk):
     """Any mixture of LF, CRLF and CR, a UTF-8 byte-order mark, gzip and any chunk size read as the same lines
     with LF ends (Python's universal newlines): the same data, or the same error at the same line."""
-    text = b"".join(line + end for line, end in zip(lines, ends))
+    text = b"".join(line + end for line, end in zip(lines, ends, strict=False))
     if not final_end:
         text = text[:-len(ends[len(lines) - 1])]
     folder = tmp_path_factory.mktemp("ends")

@@ -186,7 +186,8 @@ def test_metrics_and_datasets_are_tested_separately(rng):
     err = per_query_table({"base": rng.uniform(size=20), "cand": rng.uniform(size=20)}, metric="ERR@10")
     other = per_query_table({"base": rng.uniform(size=10), "cand": rng.uniform(size=10)}, dataset="d2")
     tested = paired_tests(pd.concat([ndcg, err, other]), "base", tests=["t-test"])
-    assert list(zip(tested.dataset, tested.metric)) == [("d1", "NDCG@10"), ("d1", "ERR@10"), ("d2", "NDCG@10")]
+    assert list(zip(tested.dataset, tested.metric, strict=True)) == [("d1", "NDCG@10"), ("d1", "ERR@10"),
+                                                                      ("d2", "NDCG@10")]
     assert tested.n_queries.tolist() == [20, 20, 10]
     only = paired_tests(pd.concat([ndcg, err, other]), "base", tests=["t-test"], metrics=["ERR@10"])
     assert only.metric.tolist() == ["ERR@10"]  # d2 has no ERR@10 values: no row
@@ -211,8 +212,8 @@ def test_pairwise_significance(rng):
     assert list(pairs.columns) == ["dataset", "metric", "configuration", "other", "n_queries", "mean_difference",
                                    "p_value", "p_adjusted", "test", "alpha", "better"]
     assert len(pairs) == 6  # ordered pairs of 3
-    assert list(zip(pairs.configuration, pairs.other)) == [("A", "B"), ("A", "C"), ("B", "A"), ("B", "C"), ("C", "A"),
-                                                           ("C", "B")]
+    assert list(zip(pairs.configuration, pairs.other, strict=True)) == [("A", "B"), ("A", "C"), ("B", "A"),
+                                                                         ("B", "C"), ("C", "A"), ("C", "B")]
     better = {(r.configuration, r.other) for r in pairs.itertuples() if r.better}
     assert better == {("A", "B"), ("A", "C")}
     indexed = pairs.set_index(["configuration", "other"])

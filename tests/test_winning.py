@@ -90,7 +90,7 @@ def test_only_significant_wins_count_when_asked(hand_made):
                                  "other": second.method, "better": first.value > second.value})
     significant = pd.DataFrame(rows)
     not_significant = {("d1", "NDCG@10", "A", "B"), ("d2", "ERR@10", "D", "A")}
-    key = list(zip(significant.dataset, significant.metric, significant.configuration, significant.other))
+    key = list(zip(significant.dataset, significant.metric, significant.configuration, significant.other, strict=True))
     significant.loc[[k in not_significant for k in key], "better"] = False
     table = winning_numbers(cells, ["NDCG@10", "ERR@10"], significant=significant)
     lost = {("NDCG@10", "A"): 1, ("ERR@10", "D"): 1, (CROSS_METRIC, "A"): 1, (CROSS_METRIC, "D"): 1}

@@ -61,7 +61,7 @@ class ReferenceParser:
                     pieces.append(piece)
         if not pieces:
             raise DataFormatError(self.path, None, "no data lines (the file is empty or holds only comments)")
-        blocks, labels, row_qids = zip(*pieces)
+        blocks, labels, row_qids = zip(*pieces, strict=True)
         labels = np.concatenate(labels)
         n_docs = labels.size
         width = self.n_features or max(block.shape[1] for block in blocks)
@@ -215,7 +215,7 @@ def assert_same(path, **options):
     got = outcome(svmlight._Parser, path, **options)
     if got[0] == "data" and expected[0] == "data":
         assert got[1:3] == expected[1:3]
-        for (name, *ours), (_, *theirs) in zip(got[3], expected[3]):
+        for (name, *ours), (_, *theirs) in zip(got[3], expected[3], strict=True):
             assert ours == theirs, f"{name} differs ({path.name}, {options})"
     assert got == expected, f"{path.name}, {options}: {got[:4]} != {expected[:4]}"
     return got
@@ -320,7 +320,8 @@ EXPLICIT = [  # (text, options) of the other tests of test_svmlight.py
     ("1 qid:1 1:0.5 3:1\n0 qid:1 2:1 1000000000:1\n1 qid:2 1:1\n", {}),
     ("1 qid:1 1:0.5 3:1\n0 qid:1 2:1 1000000000:1\n1 qid:2 1:1\n", dict(dense=False)),
     ("1 qid:1 1:0.5\n", dict(n_features=10**9)),
-    ("\n".join(["0 qid:1 1:1", "1 qid:1 1000:2"] + ["0 qid:2 1:1"] * 40) + "\n", dict(max_dense_gib=20 * 1000 * 4 / 2**30)),
+    ("\n".join(["0 qid:1 1:1", "1 qid:1 1000:2"] + ["0 qid:2 1:1"] * 40) + "\n",
+     dict(max_dense_gib=20 * 1000 * 4 / 2**30)),
     ("\n".join(["0 qid:1 1:1", "1 qid:1 1000:2"] + ["0 qid:2 1:1"] * 40) + "\n", dict(max_dense_gib=1e-4)),
     ("\r".join(f"{i % 3} qid:{i // 10} 1:{i}" for i in range(200)) + "\r", {}),
     ("0 qid:1 1:" + "9" * 2_000_000 + "x\n", {}), ("y" * 2_000_000 + " qid:1 1:1\n", {}),

@@ -1,3 +1,5 @@
+import itertools
+
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -63,7 +65,7 @@ def test_same_seed_same_data_other_seed_other_data():
 
 def ndcg_at_10(data, scores):
     values = [ndcg_score([2 ** data.labels[a:b] - 1], [scores[a:b]], k=10)
-              for a, b in zip(data.offsets[:-1], data.offsets[1:]) if data.labels[a:b].max() > 0]
+              for a, b in itertools.pairwise(data.offsets) if data.labels[a:b].max() > 0]
     return np.mean(values)
 
 

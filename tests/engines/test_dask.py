@@ -63,11 +63,11 @@ def test_gradients_do_not_depend_on_the_partitioning(client, mq2008, obj):
     for n_partitions in (2, 3, 7):
         collections = ranking_collections(train_data, n_partitions=n_partitions)
         blocks = zip(collections.labels.to_delayed(), collections.group.to_delayed(),
-                     np.split(scores, np.cumsum(collections.labels.chunks[0])[:-1]))
+                     np.split(scores, np.cumsum(collections.labels.chunks[0])[:-1]), strict=True)
         per_partition = client.compute([
             dask.delayed(lambda y, g, s: obj.gradients(s, y, np.r_[0, np.cumsum(g)]))(y, g, s)
             for y, g, s in blocks], sync=True)
-        for part, expected in zip(zip(*per_partition), whole):
+        for part, expected in zip(zip(*per_partition, strict=True), whole, strict=True):
             np.testing.assert_array_equal(np.concatenate(part), expected)
 
 
@@ -81,7 +81,7 @@ def test_a_query_split_across_partitions_is_detected_or_repaired(client, mq2008)
     repaired = DaskRankingData.from_arrays(X, labels, ids, repair=True)
     check_partitions(repaired.qid)
     assert sum(repaired.group.chunks[0]) == train_data.n_queries
-    for rows, queries in zip(repaired.X.chunks[0], repaired.group.to_delayed()):
+    for rows, queries in zip(repaired.X.chunks[0], repaired.group.to_delayed(), strict=True):
         assert int(queries.compute().sum()) == rows
     model = train_dask("xgboost", client, PLRank(), repaired, rounds=5)
     assert model.rounds == 5

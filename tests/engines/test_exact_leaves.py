@@ -48,8 +48,8 @@ def reference_loss(scores, data, state, n_permutations):
 def newton_step_along(scores, direction, data, state, n_permutations, lambda_l2, step=mpmath.mpf("1e-8")):
     """-f'(0) / (f''(0) + lambda_l2) for f(t) = loss(scores + t * direction), by central differences."""
     def f(t):
-        return reference_loss([mpmath.mpf(float(s)) + t * int(u) for s, u in zip(scores, direction)], data, state,
-                              n_permutations)
+        return reference_loss([mpmath.mpf(float(s)) + t * int(u) for s, u in zip(scores, direction, strict=True)],
+                              data, state, n_permutations)
     up, center, down = f(step), f(0), f(-step)
     first, second = (up - down) / (2 * step), (up - 2 * center + down) / step ** 2
     return float(-first / (second + lambda_l2))
@@ -204,7 +204,7 @@ def assert_same_model(a, b, X):
         walk(x["left_child"], y["left_child"])
         walk(x["right_child"], y["right_child"])
 
-    for x, y in zip(trees_a, trees_b):
+    for x, y in zip(trees_a, trees_b, strict=True):
         assert x["num_leaves"] == y["num_leaves"]
         walk(x["tree_structure"], y["tree_structure"])
     np.testing.assert_allclose(a.predict(X, raw_score=True), b.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
@@ -348,8 +348,8 @@ def test_validation_data_is_not_handed_to_lightgbm_while_it_computes_metrics(sma
     params = {"num_leaves": 6, "min_data_in_leaf": 5, "verbosity": -1, **metric}
     refit = ExactLeafValues(objective, small, small_valid, params=params)
     reported = []
-    booster = lgb.train({**params, "objective": refit.objective}, small.to_lightgbm(), num_boost_round=3,
-                        valid_sets=[], callbacks=[refit.callback, lambda env: reported.extend(env.evaluation_result_list)])
+    booster = lgb.train({**params, "objective": refit.objective}, small.to_lightgbm(), num_boost_round=3, valid_sets=[],
+                        callbacks=[refit.callback, lambda env: reported.extend(env.evaluation_result_list)])
     assert refit._valid_set is None and refit._valid_by_predict
     assert {r[0] for r in reported} == {"valid"}  # plboost's own NDCG only
     np.testing.assert_allclose(refit.valid_scores, booster.predict(small_valid.X, raw_score=True), rtol=0, atol=1e-9)

@@ -146,7 +146,7 @@ def test_one_objective_serves_several_datasets_as_in_lgb_cv(ranking_arrays):
     shared = PLRank(n_permutations=3, seed=5)
     rng = np.random.default_rng(6)
     for _ in range(2):
-        for dataset, (y, g) in zip(datasets, parts):
+        for dataset, (y, _) in zip(datasets, parts, strict=True):
             scores = rng.normal(size=len(y))
             fresh = PLRank(n_permutations=3, seed=5)(scores, dataset)
             np.testing.assert_array_equal(shared(scores, dataset)[0], fresh[0])

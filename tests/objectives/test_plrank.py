@@ -182,7 +182,8 @@ def test_ties_are_broken_uniformly():
     labels = np.array([1.0, 1.0, 1.0, 1.0, 2.0, 0.0])
     n_perm = 4800
     # (compression is beside the point here, and costs O(M^2) per position for M = 4800 permutations)
-    state = PLRank(top_k=None, n_permutations=n_perm, seed=2024, compress_contexts=False).state(labels, np.array([0, 6]))
+    plrank = PLRank(top_k=None, n_permutations=n_perm, seed=2024, compress_contexts=False)
+    state = plrank.state(labels, np.array([0, 6]))
     orders = list(itertools.permutations([0, 1, 2, 3]))
     counts = dict.fromkeys(orders, 0)
     for p in range(n_perm):
@@ -225,7 +226,8 @@ def test_compressed_equals_uncompressed():
     state = compressed.state(labels, offsets)
     assert state.compression_ratio < 0.9  # with 6 permutations and many ties, contexts are shared
     assert plain.state(labels, offsets).compression_ratio == 1.0
-    for a, b in zip(compressed.gradients(scores, labels, offsets), plain.gradients(scores, labels, offsets)):
+    for a, b in zip(compressed.gradients(scores, labels, offsets), plain.gradients(scores, labels, offsets),
+                    strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(compressed.losses(scores, labels, offsets), plain.losses(scores, labels, offsets),
                                rtol=1e-12, atol=1e-10)
@@ -285,7 +287,8 @@ def test_loss_falls_along_the_negative_gradient():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"top_k": 0}, "top_k"), ({"top_k": 2.5}, "top_k"), ({"n_permutations": 0}, "n_permutations"),
-    ({"seed": -1}, "seed"), ({"hessian_floor": -1e-6}, "hessian_floor"), ({"hessian_floor": float("nan")}, "hessian_floor"),
+    ({"seed": -1}, "seed"), ({"hessian_floor": -1e-6}, "hessian_floor"),
+    ({"hessian_floor": float("nan")}, "hessian_floor"),
 ])
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -24,10 +24,10 @@ def urank_reference_loss(scores, labels):
     if len(unique) < 2:
         return mpmath.mpf(0)
     total = mpmath.mpf(0)
-    for d, (s_d, y_d) in enumerate(zip(scores, labels)):
+    for s_d, y_d in zip(scores, labels, strict=True):
         if y_d == unique[0]:
             continue
-        below = mpmath.fsum(mpmath.exp(s) for s, y in zip(scores, labels) if y < y_d)
+        below = mpmath.fsum(mpmath.exp(s) for s, y in zip(scores, labels, strict=True) if y < y_d)
         total += (2 ** int(y_d) - 1) * (mpmath.log(mpmath.exp(s_d) + below) - s_d)
     return total / (len(unique) - 1)
 
@@ -162,7 +162,7 @@ def test_umart_window_one_with_lightgbm_arithmetic_stays_within_the_sigmoid_tabl
     scores, labels, offsets = random_queries(seed=4)
     exact = UMart(window=1).gradients(scores, labels, offsets)
     table = UMart(window=1, lightgbm_arithmetic=True).gradients(scores, labels, offsets)
-    for a, b in zip(exact, table):
+    for a, b in zip(exact, table, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 

@@ -51,7 +51,7 @@ from plboost.data import make_synthetic  # noqa: E402
 
 
 def write_split(data, paths):
-    for part, path in zip(data, paths):
+    for part, path in zip(data, paths, strict=True):
         part.save_svmlight(path)
 
 
@@ -93,7 +93,8 @@ def test_run_mslr_on_letor3_folds_estimate_only(tmp_path):
 
 def test_run_yahoo_runs_each_set_separately(tmp_path):
     for number in (1, 2):
-        write_split(synthetic_parts(10 + number), [tmp_path / f"set{number}.{part}.txt" for part in ("train", "valid", "test")])
+        write_split(synthetic_parts(10 + number),
+                    [tmp_path / f"set{number}.{part}.txt" for part in ("train", "valid", "test")])
     out = run_script("run_yahoo.py", str(tmp_path), "--out", str(tmp_path / "r"), "--rounds", "3", "--quiet",
                      "--runs", "plrank,n_permutations=3;pl_partition;rank:ndcg@xgboost")
     assert out.count("1 split(s) x 3 configurations") == 2
