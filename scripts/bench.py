@@ -27,6 +27,7 @@ Sections:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import statistics
@@ -41,6 +42,7 @@ from plboost.data import make_synthetic
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
 from _bench_parser import parser_rows  # noqa: E402
+from _bench_partition import partition_rows  # noqa: E402
 from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 
 
@@ -70,41 +72,13 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
         start = time.perf_counter()
         obj(scores, dataset)  # the first call on a dataset also prepares its state
         first = time.perf_counter() - start
-        kernel, baseline = alternate(lambda: obj(scores, dataset), lambda: np.exp(scores), repeats)
+        kernel, baseline = alternate(functools.partial(obj, scores, dataset), lambda: np.exp(scores), repeats)
         note = f"first call on the dataset: {1e3 * first:.0f} ms"
         if isinstance(obj, PLRank):
             note += f"; compression {obj.state(data.labels, data.offsets).compression_ratio:.4f}"
         rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
                      "ms": 1e3 * kernel, "baseline": "np.exp", "baseline ms": 1e3 * baseline,
                      "ratio": kernel / baseline, "note": note})
-    return rows
-
-
-def partition_rows(n_docs: int, repeats: int) -> list[dict]:
-    """PL-Partition against PLRank as the top partition grows: queries of k relevant documents above
-    1000 irrelevant ones (k = 10, 100, 1000), about ``n_docs`` documents in all."""
-    rng = np.random.default_rng(0)
-    data = make_synthetic(n_queries=n_docs // 134, n_features=1, docs_per_query=(20, 500), seed=0)
-    scores = rng.normal(size=data.n_docs)
-    partition, plrank = PLPartition(), PLRank(top_k=10)
-    ours, theirs = alternate(lambda: partition.gradients(scores, data.labels, data.offsets),
-                             lambda: plrank.gradients(scores, data.labels, data.offsets), repeats)
-    rows = [{"kernel": "PLPartition() grad+hess, the kernel data above", "documents": data.n_docs,
-             "queries": data.n_queries, "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)", "baseline ms": 1e3 * theirs,
-             "ratio": ours / theirs, "note": "both through .gradients(scores, labels, offsets)"}]
-    for top in (10, 100, 1000):
-        size = top + 1000
-        n_queries = max(1, n_docs // size)
-        labels = np.tile(np.r_[np.ones(top), np.zeros(1000)], n_queries)
-        offsets = np.arange(n_queries + 1, dtype=np.int64) * size
-        scores = rng.normal(size=labels.size)
-        partition, plrank = PLPartition(), PLRank(top_k=10)
-        ours, theirs = alternate(lambda: partition.gradients(scores, labels, offsets),
-                                 lambda: plrank.gradients(scores, labels, offsets), repeats)
-        rows.append({"kernel": f"PLPartition(), top partition of {top} above 1000", "documents": labels.size,
-                     "queries": n_queries, "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)",
-                     "baseline ms": 1e3 * theirs, "ratio": ours / theirs,
-                     "note": f"{1e9 * ours / (n_queries * top):.0f} ns per top document"})
     return rows
 
 
@@ -127,7 +101,7 @@ def lambdarank_rows(n_queries: int, repeats: int) -> list[dict]:
     rows = []
     for window in (1, 2):
         obj = UMart(window=window)
-        ours, _ = alternate(lambda: obj(scores, dataset), lambda: None, repeats)
+        ours, _ = alternate(functools.partial(obj, scores, dataset), lambda: None, repeats)
         rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
                      "ms": 1e3 * ours, "baseline": "LightGBM lambdarank gradients", "baseline ms": 1e3 * builtin,
                      "ratio": ours / builtin,
@@ -224,7 +198,7 @@ def scaling_rows(total: int, repeats: int) -> list[dict]:
         offsets = np.arange(n_queries + 1, dtype=np.int64) * size
         scores = rng.normal(size=labels.size)
         for obj in (PLRank(top_k=10), URank(), PLPartition(), UMart(window=2)):
-            seconds, _ = alternate(lambda: obj.gradients(scores, labels, offsets), lambda: None, repeats)
+            seconds, _ = alternate(functools.partial(obj.gradients, scores, labels, offsets), lambda: None, repeats)
             per_doc = 1e9 * seconds / labels.size
             note = f"{per_doc:.0f} ns per document"
             if isinstance(obj, UMart):
