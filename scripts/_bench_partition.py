@@ -72,12 +72,13 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
                             (PLLowerBound(), "PLLowerBound() grad+hess, the same data"),
                             (PLPartition(tolerance=1e-8), "PLPartition(tolerance=1e-8), the same data"),
                             (PLPartition(tolerance=1e-12), "PLPartition(tolerance=1e-12), the same data")):
-        ours, theirs = alternate(lambda: objective.gradients(scores, data.labels, data.offsets),
+        ours, theirs = alternate(lambda obj=objective: obj.gradients(scores, data.labels, data.offsets),
                                  lambda: plrank.gradients(scores, data.labels, data.offsets), repeats, clock)
         note = "both through .gradients(scores, labels, offsets)"
         if isinstance(objective, PLPartition):
             per_doc, per_upper = terms_per_document(objective, scores, data.labels, data.offsets)
-            note += f"; {per_doc:.1f} terms of the integrand per document ({per_upper:.1f} per document above the lowest grade)"
+            note += (f"; {per_doc:.1f} terms of the integrand per document ({per_upper:.1f} per document above "
+                     "the lowest grade)")
         rows.append({"kernel": what, "documents": data.n_docs, "queries": data.n_queries, "ms": 1e3 * ours,
                      "baseline": "PLRank(top_k=10)", "baseline ms": 1e3 * theirs, "ratio": ours / theirs,
                      "note": note})
@@ -88,8 +89,8 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
         offsets = np.arange(n_queries + 1, dtype=np.int64) * size
         scores = rng.normal(size=labels.size)
         partition = PLPartition()
-        ours, theirs = alternate(lambda: partition.gradients(scores, labels, offsets),
-                                 lambda: plrank.gradients(scores, labels, offsets), repeats, clock)
+        ours, theirs = alternate(lambda s=scores, y=labels, o=offsets, obj=partition: obj.gradients(s, y, o),
+                                 lambda s=scores, y=labels, o=offsets: plrank.gradients(s, y, o), repeats, clock)
         per_doc, per_upper = terms_per_document(partition, scores, labels, offsets)
         rows.append({"kernel": f"PLPartition(), top partition of {top} above 1000", "documents": labels.size,
                      "queries": n_queries, "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)",

@@ -136,8 +136,8 @@ def measure(cases, tolerances, step=kernel_step):
         for tol in tolerances:
             loss, grad, hess, per_doc = step(upper, lower, tol)
             got = [np.atleast_1d(loss), grad, hess]
-            absolute = [np.abs(a - b).max() for a, b in zip(got, truth)]
-            relative = [(np.abs(a - b) / np.maximum(1.0, np.abs(b))).max() for a, b in zip(got, truth)]
+            absolute = [np.abs(a - b).max() for a, b in zip(got, truth, strict=True)]
+            relative = [(np.abs(a - b) / np.maximum(1.0, np.abs(b))).max() for a, b in zip(got, truth, strict=True)]
             worst[tol] = np.maximum(worst[tol], absolute + relative)
             terms[tol].append(per_doc)
     return count, worst, {tol: (float(np.mean(v)), float(np.max(v))) for tol, v in terms.items()}

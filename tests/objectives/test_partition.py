@@ -34,9 +34,9 @@ def brute_force_loss(scores, labels):
 def steps(scores, labels):
     """(S, R) score lists of each step: partitions by label, descending."""
     levels = sorted(set(labels), reverse=True)
-    for m, level in enumerate(levels[:-1]):
-        yield ([s for s, y in zip(scores, labels) if y == level],
-               [s for s, y in zip(scores, labels) if y < level])
+    for level in levels[:-1]:
+        yield ([s for s, y in zip(scores, labels, strict=True) if y == level],
+               [s for s, y in zip(scores, labels, strict=True) if y < level])
 
 
 def inclusion_exclusion_loss(scores, labels):
@@ -54,7 +54,8 @@ def _inclusion_exclusion(scores, labels):
         z_r = mpmath.fsum(mpmath.exp(s) for s in lower)
         a = [mpmath.exp(s) / z_r for s in upper]
         probability = mpmath.fsum((-1) ** len(subset) / (1 + mpmath.fsum(a[i] for i in subset))
-                                  for size in range(len(a) + 1) for subset in itertools.combinations(range(len(a)), size))
+                                  for size in range(len(a) + 1)
+                                  for subset in itertools.combinations(range(len(a)), size))
         total -= mpmath.log(probability)
     return total
 
@@ -91,7 +92,10 @@ def quadrature_reference_loss(scores, labels):
     return total
 
 
-def mp_finite_differences(loss, scores, labels, step=mpmath.mpf("1e-12")):
+FINITE_DIFFERENCE_STEP = mpmath.mpf("1e-12")
+
+
+def mp_finite_differences(loss, scores, labels, step=FINITE_DIFFERENCE_STEP):
     base = [mpmath.mpf(float(s)) for s in scores]
     center = loss(base, labels)
     grad, hess = [], []
@@ -348,7 +352,7 @@ def test_extreme_steps_match_the_reference(case):
     grad, hess = np.empty(scores.size), np.empty(scores.size)
     loss = PLPartition(hessian_floor=0.0)._run_counting(scores, data, grad, hess)[0][0]
     expected = [np.asarray(v, dtype=np.float64) for v in reference_step(upper, lower)]
-    for got, want, what in zip((loss, grad, hess), expected, ("loss", "gradient", "hessian")):
+    for got, want, what in zip((loss, grad, hess), expected, ("loss", "gradient", "hessian"), strict=True):
         error = np.abs(got - want) / np.maximum(1.0, np.abs(want))
         assert error.max() < 1e-8, (what, error.max())
 
@@ -367,7 +371,7 @@ def test_labels_beyond_the_grades_give_the_same_partitions():
         expected = obj.losses(scores, grades, offsets), obj.gradients(scores, grades, offsets)
         for labels in (grades * 1000, grades + 29, 7 * grades ** 2):
             np.testing.assert_array_equal(obj.losses(scores, labels, offsets), expected[0])
-            for got, want in zip(obj.gradients(scores, labels, offsets), expected[1]):
+            for got, want in zip(obj.gradients(scores, labels, offsets), expected[1], strict=True):
                 np.testing.assert_array_equal(got, want)
     many = rng.permutation(np.repeat(np.arange(40.0), 2)) * 3 + 5  # 40 distinct labels, one query
     by_steps = sum(PLPartition().losses(np.r_[scores[many == level], scores[many < level]],
