@@ -14,7 +14,7 @@ import pytest
 from plboost import _jit
 from plboost._numerics import stable_argsort
 from plboost.data import make_synthetic
-from plboost.objectives import PLRank, UMart, URank
+from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4097])
@@ -40,7 +40,8 @@ def test_query_ranges_of_no_queries_are_empty():
     assert _jit.query_ranges(np.array([0]), 4) == []
 
 
-OBJECTIVES = [PLRank(top_k=5, n_permutations=3), URank(), UMart(window=1), UMart(window=3)]  # TODO partition
+OBJECTIVES = [PLRank(top_k=5, n_permutations=3), URank(), UMart(window=1), UMart(window=3), PLPartition(),
+              PLLowerBound()]
 
 
 
