@@ -23,9 +23,9 @@ def offsets_from_sizes(sizes, n_docs: int | None = None, *, name: str = "group")
     sizes = np.asarray(sizes)
     if sizes.ndim != 1:
         raise ValueError(f"{name}: query sizes must be a 1-d array, got shape {sizes.shape}")
-    if sizes.size and not np.issubdtype(sizes.dtype, np.integer):
-        if not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes)):
-            raise ValueError(f"{name}: query sizes must be whole numbers")
+    if (sizes.size and not np.issubdtype(sizes.dtype, np.integer)
+            and (not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes)))):
+        raise ValueError(f"{name}: query sizes must be whole numbers")
     sizes = sizes.astype(np.int64)
     if np.any(sizes <= 0):
         bad = int(np.flatnonzero(sizes <= 0)[0])

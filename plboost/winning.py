@@ -147,7 +147,7 @@ def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame
     table = pd.DataFrame(rows)
     table["NWN"] = np.where(table["IWN"] > 0, table["WN"] / table["IWN"].where(table["IWN"] > 0, 1), np.nan)
     table["pareto"] = False
-    for metric, group in table.groupby("metric", sort=False):
+    for _, group in table.groupby("metric", sort=False):
         table.loc[group.index, "pareto"] = pareto_optimal(group["NWN"].to_numpy(), group["IWN"].to_numpy())
     return table
 

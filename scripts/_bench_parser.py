@@ -106,7 +106,7 @@ def parser_rows(n_lines: int, directory) -> list[dict]:
                          f"{1.5 * dense_mib + 64:.0f} MiB"})
 
     compile_times = []
-    for cache in ("empty", "filled"):  # the same Numba cache directory: empty at first, then filled
+    for _cache in ("empty", "filled"):  # the same Numba cache directory: empty at first, then filled
         env = dict(os.environ, NUMBA_CACHE_DIR=str(directory / "numba-cache"))
         out = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT, str(tiny)], capture_output=True, text=True,
                              check=True, env=env).stdout.split()

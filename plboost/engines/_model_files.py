@@ -202,9 +202,9 @@ def check_ubjson(path: Path, data: bytes) -> list[str]:
             size = sizes.get(marker)
             if size is not None:
                 pos += size
-            elif marker == _ARRAY or marker == _OBJECT:
+            elif marker in (_ARRAY, _OBJECT):
                 pos = container(pos, marker == _OBJECT)
-            elif marker == _STRING or marker == _HIGH_PRECISION:
+            elif marker in (_STRING, _HIGH_PRECISION):
                 size, pos = length(pos)
                 pos += size
             else:
