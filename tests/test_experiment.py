@@ -107,9 +107,11 @@ def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_compar
 def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_data):
     result, out, specs, lines = mq2008_comparison
     written = result.save(out)
-    rows = list(csv.DictReader(open(written["results.csv"])))
+    with open(written["results.csv"]) as f:
+        rows = list(csv.DictReader(f))
     assert len(rows) == 6 and {r["split"] for r in rows} == {"Fold1", "Fold2"}
-    summary_rows = list(csv.DictReader(open(written["summary.csv"])))
+    with open(written["summary.csv"]) as f:
+        summary_rows = list(csv.DictReader(f))
     assert [r["configuration"] for r in summary_rows] == [s.label for s in specs]
     saved = json.loads(written["results.json"].read_text())
     assert saved["conventions"] == result.conventions and len(saved["results"]) == 6
@@ -348,7 +350,8 @@ def test_identical_configurations_are_not_significantly_different(two_datasets, 
     assert _compare(alpha, "--run", "plrank", "--run", "plrank,seed=0", "--baseline", "plrank [lightgbm]",
                     "--out", out) == 0
     printed = capsys.readouterr().out
-    significance = list(csv.DictReader(open(out / "significance.csv")))
+    with open(out / "significance.csv") as f:
+        significance = list(csv.DictReader(f))
     assert significance and all(float(row["p_value"]) == 1.0 and float(row["p_adjusted"]) == 1.0
                                 for row in significance)
     assert "▲" not in printed.split("▲/▼")[0] and "▼" not in printed.split("▲/▼")[0]

@@ -190,9 +190,8 @@ class RankingData:
         labels = self.labels.astype(np.int64).tolist()
         row_qids = np.repeat(self.qids, self.group_sizes).tolist()
         rows_per_block = max(1, (1 << 20) // max(1, self.n_features))
-        opened = (gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) if path.name.endswith(".gz")
-                  else open(path, "wb"))
-        with opened as f:
+        with (gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) if path.name.endswith(".gz")
+              else open(path, "wb")) as f:
             for start in range(0, self.n_docs, rows_per_block):
                 block = sp.csr_matrix(self.X[start:start + rows_per_block])  # keeps NaN, drops zeros
                 columns = (block.indices.astype(np.int64) + (not zero_based)).tolist()

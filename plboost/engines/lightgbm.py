@@ -31,7 +31,7 @@ def without_fatal_echo():
     what the block writes to file descriptor 2 is written there after the block."""
     sys.stderr.flush()
     try:
-        capture = tempfile.TemporaryFile()
+        capture = tempfile.TemporaryFile()  # noqa: SIM115  (closed by `with capture` below; made apart so that only its OSError is caught)
     except OSError:  # pragma: no cover - nowhere to capture: leave standard error as it is
         yield
         return

@@ -81,8 +81,9 @@ def test_lightgbm_example_with_query_files(shared_data):
 def test_n_features_aligns_and_limits(shared_data):
     path = shared_data / "lightgbm_lambdarank/rank.test.gz"
     assert load_svmlight(path, n_features=400).X.shape == (768, 400)
-    first_wide = next(n for n, line in enumerate(gzip.open(path, "rt"), 1)
-                      if max(int(token.split(":")[0]) for token in line.split()[1:]) > 250)
+    with gzip.open(path, "rt") as lines:
+        first_wide = next(n for n, line in enumerate(lines, 1)
+                          if max(int(token.split(":")[0]) for token in line.split()[1:]) > 250)
     with pytest.raises(DataFormatError, match=rf"rank\.test\.gz, line {first_wide}: feature index \d+ is beyond "
                                               "n_features=250"):
         load_svmlight(path, n_features=250)
