@@ -15,6 +15,7 @@ from plboost.objectives import PLRank, UMart
 pytestmark = pytest.mark.engine
 
 mpmath.mp.dps = 30
+NEWTON_STEP = mpmath.mpf("1e-8")  # central-difference step of newton_step_along, made at this precision
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def reference_loss(scores, data, state, n_permutations):
     return total
 
 
-def newton_step_along(scores, direction, data, state, n_permutations, lambda_l2, step=mpmath.mpf("1e-8")):
+def newton_step_along(scores, direction, data, state, n_permutations, lambda_l2, step=NEWTON_STEP):
     """-f'(0) / (f''(0) + lambda_l2) for f(t) = loss(scores + t * direction), by central differences."""
     def f(t):
         return reference_loss([mpmath.mpf(float(s)) + t * int(u) for s, u in zip(scores, direction, strict=True)],

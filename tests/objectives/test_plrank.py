@@ -10,6 +10,7 @@ from scipy import stats
 from plboost.objectives import PLRank
 
 mpmath.mp.dps = 40
+STEP = mpmath.mpf("1e-12")  # central-difference step of the finite differences below, made at this precision
 
 
 def reference_loss(scores, top_lists):
@@ -27,7 +28,7 @@ def reference_loss(scores, top_lists):
     return total / len(top_lists)
 
 
-def finite_differences(scores, top_lists, step=mpmath.mpf("1e-12")):
+def finite_differences(scores, top_lists, step=STEP):
     """Central first and second differences of the reference loss, one coordinate at a time."""
     base = [mpmath.mpf(float(s)) for s in scores]
     center = reference_loss(base, top_lists)
@@ -81,7 +82,7 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
                                  rel=1e-12, abs=1e-9)
 
 
-def leaf_curvature_by_finite_differences(scores, top_lists, members, step=mpmath.mpf("1e-12")):
+def leaf_curvature_by_finite_differences(scores, top_lists, members, step=STEP):
     """Second central difference of the reference loss along the indicator of ``members``."""
     base = [mpmath.mpf(float(s)) for s in scores]
     moved = [lambda t, d=d, s=s: s + t if d in members else s for d, s in enumerate(base)]

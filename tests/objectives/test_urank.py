@@ -13,6 +13,7 @@ from plboost.data import load_splits
 from plboost.objectives import UMart, URank
 
 mpmath.mp.dps = 40
+STEP = mpmath.mpf("1e-12")  # central-difference step of finite_differences, made at this precision
 
 
 # --------------------------------------------------------------------------------------------------
@@ -32,7 +33,7 @@ def urank_reference_loss(scores, labels):
     return total / (len(unique) - 1)
 
 
-def finite_differences(loss, scores, step=mpmath.mpf("1e-12")):
+def finite_differences(loss, scores, step=STEP):
     base = [mpmath.mpf(float(s)) for s in scores]
     center = loss(base)
     grad, hess = [], []
