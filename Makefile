@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test clean
+.PHONY: install demo lint test clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/plboost demo
 
-# The suite, then the kernels' tests again with Numba off, so that coverage sees the kernels' lines too.
-test: $(STAMP)
+# ruff, configured in pyproject.toml
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Lint first, then the suite, then the kernels' tests again with Numba off, so that coverage sees the kernels' lines too.
+test: lint
 	$(BIN)/python -m pytest --cov --cov-report=
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -m "not engine" --cov --cov-append --cov-report=term \
 		-W "ignore:overflow encountered:RuntimeWarning" \
