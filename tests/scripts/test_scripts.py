@@ -24,9 +24,14 @@ def test_bench_small_mode_prints_every_row():
         assert kernel in out, kernel
 
 
-def test_partition_accuracy_reports_each_step():
-    out = run_script("partition_accuracy.py", "--cases", "3")
-    assert "| 0.4 |" in out and "| 0.5 |" in out and "| 0.3 |" in out
+def test_partition_accuracy_reports_each_tolerance():
+    out = run_script("partition_accuracy.py", "--cases", "3", "--mslr-queries", "2", "--no-extremes",
+                     "--tolerances", "1e-08", "1e-10")
+    rows = [line for line in out.splitlines() if line.startswith("| 1e-08 |") or line.startswith("| 1e-10 |")]
+    assert len(rows) == 4  # two tolerances for each of the two families
+    for row in rows:
+        errors = [float(cell) for cell in row.strip("|").split("|")[1:7]]
+        assert all(0 <= error < 1e-6 for error in errors), row
 
 
 def test_simulation_quick_mode_fills_its_table():
