@@ -17,3 +17,22 @@ def shared_data() -> Path:
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test caches parsed files in a fresh temporary directory, never in the user's home."""
     monkeypatch.setenv("PLBOOST_CACHE_DIR", str(tmp_path_factory.mktemp("plboost-cache")))
+
+
+def _registered_objectives():
+    from plboost.objectives import OBJECTIVES
+
+    return list(OBJECTIVES.values())
+
+
+@pytest.fixture(params=_registered_objectives(), ids=lambda cls: cls.name)
+def objective_class(request):
+    """Every objective class in plboost's registry (``plboost.objectives.OBJECTIVES``): a test that takes
+    this fixture, or ``objective``, covers an objective as soon as it is registered."""
+    return request.param
+
+
+@pytest.fixture
+def objective(objective_class):
+    """A default-constructed instance of every registered objective."""
+    return objective_class()
