@@ -24,7 +24,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from . import __version__, _params
+from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, ENGINES
 from .objectives import OBJECTIVES
@@ -214,7 +214,7 @@ def _add_scoring_options(parser):
 def _add_evaluation_options(parser):
     parser.add_argument("--eval-at", type=parse_cutoffs, default=(1, 3, 5, 10), metavar="K,K,...",
                         help="NDCG/ERR cut-offs (default 1,3,5,10)")
-    parser.add_argument("--no-relevant", choices=("one", "zero", "exclude"), default="one",
+    parser.add_argument("--no-relevant", choices=metrics.NO_RELEVANT_POLICIES, default="one",
                         help="NDCG of queries without relevant documents: 1 (LightGBM), 0 (trec_eval), "
                              "or left out (default one)")
     parser.add_argument("--g-max", type=_positive_int, default=4, help="ERR's maximum grade (default 4)")

@@ -35,6 +35,8 @@ __all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_prec
 
 #: Value of an undefined (0/0) NDCG or AP under each ``no_relevant`` policy.
 _NO_RELEVANT_VALUE = {"one": 1.0, "zero": 0.0, "exclude": np.nan}
+#: the ``no_relevant`` policies, for command lines and checks
+NO_RELEVANT_POLICIES = tuple(_NO_RELEVANT_VALUE)
 _GAINS = ("exp", "linear")
 _TIES = ("input-order",)
 #: ``k`` for "the whole list": every query is shorter.
@@ -68,7 +70,7 @@ class Conventions:
 
     def __post_init__(self):
         _check_choice("gain", self.gain, _GAINS)
-        _check_choice("no_relevant", self.no_relevant, tuple(_NO_RELEVANT_VALUE))
+        _check_choice("no_relevant", self.no_relevant, NO_RELEVANT_POLICIES)
         _check_positive_int("g_max", self.g_max)
         _check_positive_int("relevant_min", self.relevant_min)
         _check_choice("ties", self.ties, _TIES)

@@ -29,6 +29,8 @@ import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ._params import LEAF_VALUES
+
 #: the RunSpec fields a search may set; every other engine dimension goes into ``engine_params``
 _SPEC_FIELDS = ("learning_rate", "num_leaves", "leaf_values")
 
@@ -113,7 +115,7 @@ OBJECTIVE_SPACES = {
     "plrank": (
         Dimension("top_k", choices=(5, 10, 20, None), default=10),
         Dimension("n_permutations", 1, 6, default=1),
-        Dimension("leaf_values", choices=("diagonal", "exact"), default="diagonal", engines=("lightgbm",)),
+        Dimension("leaf_values", choices=LEAF_VALUES, default="diagonal", engines=("lightgbm",)),
     ),
     "umart": (
         Dimension("window", 1, 10, default=2),
