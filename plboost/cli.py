@@ -472,9 +472,10 @@ def _summarize(args) -> int:
     return 0
 
 
-#: the configurations the demo trains: plboost objectives against LightGBM's lambdarank
-DEMO_RUNS = ("lambdarank", "plrank,n_permutations=1", "plrank,n_permutations=3", "umart,window=2", "urank",
-             "pl_partition")
+def demo_runs() -> list[str]:
+    """The demo's configurations: LightGBM's lambdarank, then each registered objective's ``demo_runs``
+    (configurations in ``--run`` syntax; by default the objective with its defaults)."""
+    return ["lambdarank"] + [run for cls in OBJECTIVES.values() for run in getattr(cls, "demo_runs", (cls.name,))]
 
 
 def _demo(args) -> int:
@@ -487,7 +488,7 @@ def _demo(args) -> int:
         write_synthetic_splits(directory / "data", n_queries=(args.queries, args.queries // 3, args.queries // 3),
                                seed=args.seed)
         defaults = RunSpec(rounds=args.rounds, learning_rate=0.1, num_leaves=31, early_stopping=30, seed=args.seed)
-        specs = [parse_run(text, defaults) for text in DEMO_RUNS]
+        specs = [parse_run(text, defaults) for text in demo_runs()]
         result = compare(specs, find_layout(directory / "data"), progress=not args.quiet,
                          out_dir=directory / "results" if args.out else None, resume=False,
                          load_options={"cache": False})
