@@ -139,13 +139,14 @@ class RankingObjective:
     """Base class of plboost's ranking objectives.
 
     Subclasses implement :meth:`_prepare` (per-dataset state, computed once and cached by the data's
-    fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and hessian arrays).
+    fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and raw hessian arrays).
 
     Neither engine checks hessians, and a zero hessian silently stops learning (a leaf's value is
     ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``
-    (default 1e-6). Documents with no gradient (queries without ranking information, documents whose
-    probabilities underflow) get exactly ``hessian_floor``. ``hessian_floor=0`` turns the floor off, for
-    comparisons with an engine's own objective that leaves such documents at hessian 0.
+    (default 1e-6). The kernels write raw hessians; the floor is applied here, once, after any weights.
+    Documents with no gradient (queries without ranking information, documents whose probabilities
+    underflow) get exactly ``hessian_floor``. ``hessian_floor=0`` leaves them at 0 (and raises negative
+    rounding to 0), for comparisons with an engine's own objective that leaves such documents at hessian 0.
 
     Scores of any finite magnitude give finite gradients that sum to 0 per query: objectives whose
     gradients depend on the scores only through softmaxes get scores beyond ±500 relative to each
@@ -235,7 +236,7 @@ class RankingObjective:
         if weights is not None:
             grad *= weights
             hess *= weights
-            np.maximum(hess, np.float32(self.hessian_floor), out=hess)
+        np.maximum(hess, np.float32(self.hessian_floor), out=hess)  # the one place of the floor
         return grad, hess
 
     # ----------------------------------------------------------------------------------------------

@@ -466,9 +466,8 @@ def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b
 
 
 @kernel
-def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_floor, grad, hess, losses,
-                         evaluations):
-    """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and floored
+def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess, losses, evaluations):
+    """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and raw
     hessians to ``grad`` and ``hess``, and per query the terms of ψ evaluated (documents times evaluations,
     summed over steps) to ``evaluations``."""
     widest = 1
@@ -501,7 +500,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
         if n_parts < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             losses[q] = 0.0
             continue
         _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
@@ -549,14 +548,14 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, hessian_fl
                              grad64, hess64)
         for t in range(n):
             grad[lo + order[t]] = grad64[t]
-            hess[lo + order[t]] = max(hess64[t], hessian_floor)
+            hess[lo + order[t]] = hess64[t]
         losses[q] = loss
 
 
 @kernel
-def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess, losses):
+def _pl_lower_bound_kernel(first, end, scores, labels, offsets, grad, hess, losses):
     """PL-LB loss of queries ``first <= q < end``: -Σ_m [log n_m! + Σ_{S_m} s - n_m log Σ_{S_m ∪ R_{m+1}} e^s];
-    gradients and floored hessians to ``grad`` and ``hess``."""
+    gradients and raw hessians to ``grad`` and ``hess``."""
     widest = 1
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
@@ -578,7 +577,7 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
         if n_parts < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             losses[q] = 0.0
             continue
         _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
@@ -598,7 +597,7 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, hessian_floor, g
         _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
         for t in range(n):
             grad[lo + order[t]] = grad64[t]
-            hess[lo + order[t]] = max(hess64[t], hessian_floor)
+            hess[lo + order[t]] = hess64[t]
         losses[q] = loss
 
 
@@ -676,11 +675,12 @@ class PLPartition(_PartitionObjective):
         return self._run_counting(scores, data, grad, hess)[0]
 
     def _run_counting(self, scores, data, grad, hess):
-        """Losses per query and the number of (node, document) terms of ψ each query evaluated."""
+        """Losses per query and the number of (node, document) terms of ψ each query evaluated; raw
+        hessians (no floor) to ``hess``."""
         losses = np.empty(data.offsets.size - 1)
         evaluations = np.empty(data.offsets.size - 1, dtype=np.int64)
         over_queries(_pl_partition_kernel, data.offsets, scores, data.labels, data.offsets,
-                     -math.log(self.tolerance), self.hessian_floor, grad, hess, losses, evaluations)
+                     -math.log(self.tolerance), grad, hess, losses, evaluations)
         return losses, evaluations
 
 
@@ -700,6 +700,5 @@ class PLLowerBound(_PartitionObjective):
 
     def _run(self, scores, data, grad, hess):
         losses = np.empty(data.offsets.size - 1)
-        over_queries(_pl_lower_bound_kernel, data.offsets, scores, data.labels, data.offsets, self.hessian_floor,
-                     grad, hess, losses)
+        over_queries(_pl_lower_bound_kernel, data.offsets, scores, data.labels, data.offsets, grad, hess, losses)
         return losses

@@ -219,9 +219,9 @@ def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, 
 
 @kernel
 def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start, union_docs,
-                      union_position, in_top, n_perm, hessian_floor, outside, log_z, chain_log_z, chain_a, chain_b,
+                      union_position, in_top, n_perm, outside, log_z, chain_log_z, chain_a, chain_b,
                       grad, hess):
-    """Fill ``grad`` and ``hess`` (the mean over permutations) of queries ``first <= q < end``.
+    """Fill ``grad`` and ``hess`` (raw: the mean over permutations) of queries ``first <= q < end``.
 
     ``outside`` (one per document) and ``log_z``, ``chain_log_z``, ``chain_a``, ``chain_b`` (one per
     entry of ``top_docs``) are scratch space; each query uses only its own slice.
@@ -233,7 +233,7 @@ def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs
         if k == 0:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             continue
         block = top_start[q]
         max_rest = _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner,
@@ -275,7 +275,7 @@ def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs
                 if not in_top[i]:
                     x = outside[i] * scale
                     grad[i] = x * c1
-                    hess[i] = max(x * c1 - x * x * c2, hessian_floor)
+                    hess[i] = x * c1 - x * x * c2
 
         first = union_start[q]
         for t in range(union_start[q + 1] - first):
@@ -294,7 +294,7 @@ def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs
                 g += x * chain_a[e]
                 h += x * chain_a[e] - x * x * chain_b[e]
             grad[i] = (g - chosen) / n_perm
-            hess[i] = max(h / n_perm, hessian_floor)
+            hess[i] = h / n_perm
 
 
 @kernel
@@ -553,7 +553,7 @@ class PLRank(RankingObjective):
         n_entries = state.n_contexts
         over_queries(_plrank_gradients, state.offsets, scores, state.offsets, state.top_k_of, state.top_start,
                      state.top_docs, state.ctx_owner, state.union_start, state.union_docs, state.union_position,
-                     state.in_top, state.n_permutations, self.hessian_floor, np.empty(data.n_docs),
+                     state.in_top, state.n_permutations, np.empty(data.n_docs),
                      np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), grad, hess)
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:

@@ -64,8 +64,8 @@ MAX_LABEL = 100
 # uRank
 
 @kernel
-def _urank_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess, losses):
-    """uRank loss of queries ``first <= q < end``, written to ``losses``, and their gradients and (floored)
+def _urank_kernel(first, end, scores, labels, offsets, grad, hess, losses):
+    """uRank loss of queries ``first <= q < end``, written to ``losses``, and their gradients and raw
     hessians."""
     for q in range(first, end):
         lo = offsets[q]
@@ -83,7 +83,7 @@ def _urank_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess
         if n_groups < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             losses[q] = 0.0
             continue
 
@@ -130,7 +130,7 @@ def _urank_kernel(first, end, scores, labels, offsets, hessian_floor, grad, hess
                 ea = np.exp(scores[d] + log_a)
                 eb = np.exp(2.0 * scores[d] + log_b)
                 grad[d] = scale * (own_grad[t] + ea)
-                hess[d] = max(scale * (own_hess[t] + ea - eb), hessian_floor)
+                hess[d] = scale * (own_hess[t] + ea - eb)
         losses[q] = scale * loss
 
 
@@ -164,8 +164,7 @@ class URank(RankingObjective):
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         losses = np.empty(data.offsets.size - 1)
-        over_queries(_urank_kernel, data.offsets, scores, data.labels, data.offsets, self.hessian_floor, grad, hess,
-                     losses)
+        over_queries(_urank_kernel, data.offsets, scores, data.labels, data.offsets, grad, hess, losses)
         return losses
 
     def losses(self, scores, labels, offsets) -> np.ndarray:
@@ -366,21 +365,21 @@ def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
 
 
 @kernel
-def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess):
-    """Gradients and floored hessians of a query from its pair sums by position (LambdaMART's log norm
+def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
+    """Gradients and raw hessians of a query from its pair sums by position (LambdaMART's log norm
     rescales them by log2(1 + Λ) / Λ)."""
     factor = 1.0
     if log_norm and total_lambda > 0.0:
         factor = np.log2(1.0 + total_lambda) / total_lambda
     for i in range(by_score.shape[0]):
         grad[lo + by_score[i]] = lam_p[i] * factor
-        hess[lo + by_score[i]] = max(nu_p[i] * factor, hessian_floor)
+        hess[lo + by_score[i]] = nu_p[i] * factor
 
 
 @kernel
 def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
-                  score_distance_norm, log_norm, hessian_power, hessian_floor, grad, hess):
-    """uMart gradients and (floored) hessians of queries ``first <= q < end``.
+                  score_distance_norm, log_norm, hessian_power, grad, hess):
+    """uMart gradients and raw hessians of queries ``first <= q < end``.
 
     Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
     pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
@@ -394,7 +393,7 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
         if n < 2 or inverse_max_dcgs[q] == 0.0:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             continue
         by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
         divide = score_distance_norm and score[0] != score[n - 1]
@@ -416,12 +415,12 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
         total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows,
                                      several, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
                                      sigma ** hessian_power, divide, lam_p, nu_p)
-        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
 
 
 @kernel
 def _umart_lightgbm_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, sigma, truncation,
-                           score_distance_norm, log_norm, hessian_floor, grad, hess):
+                           score_distance_norm, log_norm, grad, hess):
     """uMart with window 1 in LightGBM's arithmetic (``lightgbm_arithmetic``): B = 1 probabilities from
     LightGBM's sigmoid table, float32 accumulation, of queries ``first <= q < end``."""
     for q in range(first, end):
@@ -431,7 +430,7 @@ def _umart_lightgbm_kernel(first, end, scores, labels, offsets, inverse_max_dcgs
         if n < 2 or inverse_max_dcgs[q] == 0.0:
             for i in range(lo, hi):
                 grad[i] = 0.0
-                hess[i] = hessian_floor
+                hess[i] = 0.0
             continue
         by_score, score, gain, _, level, _ = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
         divide = score_distance_norm and score[0] != score[n - 1]
@@ -439,7 +438,7 @@ def _umart_lightgbm_kernel(first, end, scores, labels, offsets, inverse_max_dcgs
         nu_p = np.zeros(n)
         total_lambda = _lightgbm_pairs(score, level, gain, discounts, min(n - 1, truncation), inverse_max_dcgs[q],
                                        sigma, divide, lam_p, nu_p)
-        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, hessian_floor, grad, hess)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
 
 
 @kernel
@@ -589,11 +588,11 @@ class UMart(RankingObjective):
         distance, log = self._switches
         if self.lightgbm_arithmetic:
             over_queries(_umart_lightgbm_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs,
-                         gains, discounts, self.sigmoid, truncation, distance, log, self.hessian_floor, grad, hess)
+                         gains, discounts, self.sigmoid, truncation, distance, log, grad, hess)
         else:
             over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
                          discounts, self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
-                         self.hessian_floor, grad, hess)
+                         grad, hess)
 
 
 def _positive_int(name: str, value) -> int:

@@ -31,6 +31,29 @@ LGB_PARAMS = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5, "ver
               "num_threads": 1}
 
 
+def test_the_hessian_floor_comes_once_after_the_weights(objective_class, ranking_arrays):
+    """Kernels write raw hessians; the floor is applied once, after the weights: hess = max(w h, floor),
+    and documents without gradient (a query whose labels are all equal) get exactly the floor."""
+    X, labels, sizes, offsets = ranking_arrays
+    labels = labels.copy()
+    labels[:offsets[1]] = 1.0
+    rng = np.random.default_rng(13)
+    scores = rng.normal(size=labels.size)
+    weights = rng.uniform(0.0, 3.0, size=labels.size)
+    weights[::7] = 0.0
+    raw_grad, raw_hess = objective_class(hessian_floor=0.0).gradients(scores, labels, offsets)
+    assert np.all(raw_grad[:offsets[1]] == 0.0) and np.all(raw_hess[:offsets[1]] == 0.0)
+    floor = 1e-3
+    unweighted = objective_class(hessian_floor=floor).gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(unweighted[0], raw_grad)
+    np.testing.assert_array_equal(unweighted[1], np.maximum(raw_hess, np.float32(floor)))
+    dataset = lgb.Dataset(X, labels, group=sizes, weight=weights).construct()
+    grad, hess = objective_class(hessian_floor=floor)(scores, dataset)
+    w = weights.astype(np.float32)
+    np.testing.assert_array_equal(grad, raw_grad * w)
+    np.testing.assert_array_equal(hess, np.maximum(raw_hess * w, np.float32(floor)))
+
+
 def test_lightgbm_calls_get_the_pure_gradients(ranking_arrays):
     X, labels, sizes, offsets = ranking_arrays
     obj = PLRank(n_permutations=2)
