@@ -8,7 +8,8 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, compress_co
 from ._base import RankingObjective
 from .partition import PLLowerBound, PLPartition
 from .plrank import PLRank, PLRankState
-from .urank import UMart, URank
+from .umart import UMart
+from .urank import URank
 
 #: objective classes by the name the CLI and result files use
 OBJECTIVES = {cls.name: cls for cls in (PLRank, URank, UMart, PLPartition, PLLowerBound)}

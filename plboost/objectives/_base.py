@@ -1,4 +1,5 @@
-"""What every plboost objective shares: the engine adapters, per-dataset state and the hessian floor.
+"""What every plboost objective shares: the engine adapters, per-dataset state, the hessian floor and
+the losses.
 
 An objective is written once, as pure kernels over the flat layout (scores, labels, int64 query offsets;
 see :mod:`plboost._queries`). :class:`RankingObjective` turns it into a custom objective for
@@ -138,8 +139,9 @@ def _relative_scores_kernel(first, end, scores, offsets, result):
 class RankingObjective:
     """Base class of plboost's ranking objectives.
 
-    Subclasses implement :meth:`_prepare` (per-dataset state, computed once and cached by the data's
-    fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and raw hessian arrays).
+    A subclass implements :meth:`_prepare` (per-dataset state, computed once and cached by the data's
+    fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and raw hessian arrays and
+    returning the per-query losses, which :meth:`losses` hands out).
 
     Neither engine checks hessians, and a zero hessian silently stops learning (a leaf's value is
     ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``
@@ -163,6 +165,8 @@ class RankingObjective:
     #: gradients depend on the scores only through softmaxes of them, so the kernels get them relative to
     #: each query's top, with wide gaps narrowed (see ``_relative_scores``)
     _softmax_of_scores = True
+    #: why the objective has no loss, for one whose :meth:`_gradients` returns None (see :meth:`losses`)
+    _no_loss_reason: str = ""
 
     def __init__(self, *, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         hessian_floor = float(hessian_floor)
@@ -179,7 +183,9 @@ class RankingObjective:
         return None
 
     def _gradients(self, scores: np.ndarray, data: QueryData, state, grad: np.ndarray,
-                   hess: np.ndarray) -> None:
+                   hess: np.ndarray) -> np.ndarray | None:
+        """Fill ``grad`` and ``hess`` (raw: no floor) and return the per-query losses (float64, one per
+        query), or None for an objective without a loss (with ``_no_loss_reason``)."""
         raise NotImplementedError
 
     def _params(self) -> dict:
@@ -226,6 +232,25 @@ class RankingObjective:
                 or scores.min() >= -RAW_SCORE_LIMIT and scores.max() <= RAW_SCORE_LIMIT):
             return scores
         return _relative_scores(scores, data.offsets)
+
+    def losses(self, scores, labels, offsets) -> np.ndarray:
+        """The loss of each query (float64, one per query) for flat ``scores`` and ``labels`` with query
+        ``offsets``: the function whose gradient and diagonal hessian :meth:`gradients` returns.
+
+        The scores are taken as they are (validated, never narrowed: narrowing wide gaps changes no
+        gradient, but it does change the loss). Raises NotImplementedError for an objective whose gradients
+        are not those of any loss (uMart).
+        """
+        data = QueryData.from_arrays(labels, offsets)
+        scores = check_scores(scores, data.n_docs, name=f"{type(self).__name__} scores")
+        state = self._state_for(data)
+        grad = np.empty(data.n_docs, dtype=np.float32)
+        hess = np.empty(data.n_docs, dtype=np.float32)
+        losses = self._gradients(scores, data, state, grad, hess)
+        if losses is None:
+            raise NotImplementedError(f"{type(self).__name__} has no loss: "
+                                      f"{self._no_loss_reason or 'its _gradients returns None'}")
+        return losses
 
     def _compute(self, scores, data: QueryData, weights=None) -> tuple[np.ndarray, np.ndarray]:
         scores = self._checked_scores(scores, data)

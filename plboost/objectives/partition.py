@@ -75,8 +75,8 @@ import numpy as np
 
 from .._jit import kernel, over_queries
 from .._numerics import logaddexp
-from .._queries import check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._groups import label_groups
 
 #: default target error of each step's integral and moments
 DEFAULT_TOLERANCE = 1e-10
@@ -359,63 +359,6 @@ def _pair_step(log_a1, log_a2, g, d):
 # --------------------------------------------------------------------------------------------------
 # Whole queries
 
-#: a query whose labels are all whole numbers below this (grades) is partitioned by counting
-_GRADES = 32
-
-
-@kernel
-def _partitions(labels, lo, hi, order, starts, grade_of):
-    """Documents of query lo:hi by label, descending, each label's documents in their input order: writes
-    ``order[:n]`` and the partitions' starts ``starts[:M + 1]`` and returns M. ``grade_of`` is scratch
-    (int64, length n).
-
-    Grades (labels that are whole numbers below ``_GRADES``: those of every LETOR dataset) are counted,
-    O(n); other queries take their distinct labels one at a time, highest first, O(n L) for L distinct
-    labels (a sort would cost more to compile than such queries are worth).
-    """
-    n = hi - lo
-    count = np.zeros(_GRADES, dtype=np.int64)
-    grades = True
-    for i in range(n):
-        label = labels[lo + i]
-        if not (0.0 <= label < _GRADES and label == int(label)):
-            grades = False
-            break
-        grade_of[i] = int(label)
-        count[int(label)] += 1
-    if not grades:  # by selection: each distinct label, highest first, takes its documents
-        m = 0
-        t = 0
-        previous = np.inf
-        while t < n:
-            level = -np.inf
-            for i in range(n):
-                label = labels[lo + i]
-                if level < label < previous:
-                    level = label
-            starts[m] = t
-            m += 1
-            for i in range(n):
-                if labels[lo + i] == level:
-                    order[t] = i
-                    t += 1
-            previous = level
-        starts[m] = n
-        return m
-    # partitions from the highest grade down; count[j] becomes grade j's next free place
-    m = 0
-    starts[0] = 0
-    for j in range(_GRADES - 1, -1, -1):
-        if count[j] > 0:
-            starts[m + 1] = starts[m] + count[j]
-            count[j] = starts[m]
-            m += 1
-    for i in range(n):
-        order[count[grade_of[i]]] = i
-        count[grade_of[i]] += 1
-    return m
-
-
 @kernel
 def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below):
     """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
@@ -466,23 +409,49 @@ def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b
 
 
 @kernel
-def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess, losses, evaluations):
-    """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and raw
-    hessians to ``grad`` and ``hess``, and per query the terms of ψ evaluated (documents times evaluations,
-    summed over steps) to ``evaluations``."""
+def _query_scratch(first, end, offsets):
+    """Scratch of queries ``first <= q < end``, by rank in a query's order (documents) or by partition:
+    the widest query's size, order, grade_of, starts, ordered, shifted, top, below, grad64 and hess64."""
     widest = 1
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
-    # scratch, by rank in a query's order (documents) or by partition
-    order = np.empty(widest, dtype=np.int64)
-    grade_of = np.empty(widest, dtype=np.int64)
-    starts = np.empty(widest + 1, dtype=np.int64)
-    ordered = np.empty(widest)
-    shifted = np.empty(widest)
-    top = np.empty(widest + 1)
-    below = np.empty(widest + 1)
-    grad64 = np.empty(widest)
-    hess64 = np.empty(widest)
+    return (widest, np.empty(widest, dtype=np.int64), np.empty(widest, dtype=np.int64),
+            np.empty(widest + 1, dtype=np.int64), np.empty(widest), np.empty(widest), np.empty(widest + 1),
+            np.empty(widest + 1), np.empty(widest), np.empty(widest))
+
+
+@kernel
+def _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64,
+                 grad, hess):
+    """Partition query ``lo:hi`` and return its number of partitions M. With M < 2 (no step) its gradients
+    and hessians are 0; otherwise its scores go through ``_partition_scores`` and its float64 sums
+    ``grad64`` and ``hess64`` (by rank) start at 0."""
+    n_parts = label_groups(labels, lo, hi, order, starts, grade_of)
+    if n_parts < 2:
+        grad[lo:hi] = 0.0
+        hess[lo:hi] = 0.0
+        return n_parts
+    _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
+    grad64[:hi - lo] = 0.0
+    hess64[:hi - lo] = 0.0
+    return n_parts
+
+
+@kernel
+def _finish_query(lo, hi, order, grad64, hess64, grad, hess):
+    """Write the float64 sums by rank to the query's gradients and (raw) hessians by document."""
+    for t in range(hi - lo):
+        grad[lo + order[t]] = grad64[t]
+        hess[lo + order[t]] = hess64[t]
+
+
+@kernel
+def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess, losses, evaluations):
+    """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and raw hessians to
+    ``grad`` and ``hess``, and per query the terms of ψ evaluated (documents times evaluations, summed over
+    steps) to ``evaluations``."""
+    widest, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64 = _query_scratch(first, end,
+                                                                                                  offsets)
     coef_h = np.empty(widest)
     coef_h_plus_phi = np.empty(widest)
     log_a = np.empty(widest)
@@ -494,21 +463,11 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
-        n = hi - lo
         evaluations[q] = 0
-        n_parts = _partitions(labels, lo, hi, order, starts, grade_of)
-        if n_parts < 2:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
-            losses[q] = 0.0
-            continue
-        _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
-        for t in range(n):
-            grad64[t] = 0.0
-            hess64[t] = 0.0
+        losses[q] = 0.0
+        n_parts = _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
+                               grad64, hess64, grad, hess)
         n_steps = n_parts - 1
-        loss = 0.0
         for m in range(n_steps):
             w_r = below[m + 1]
             size = starts[m + 1] - starts[m]
@@ -516,7 +475,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             if size == 1:  # closed form: P = sigmoid(u), -log P = softplus(-u)
                 u = ordered[first_doc] - w_r
                 e = np.exp(-abs(u))
-                loss += np.log1p(e) + max(-u, 0.0)
+                losses[q] += np.log1p(e) + max(-u, 0.0)
                 p_s = 1.0 / (1.0 + e) if u > 0 else e / (1.0 + e)
                 p_not = 1.0 - p_s if u < 0 else e / (1.0 + e)
                 grad64[first_doc] -= p_not
@@ -536,7 +495,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             else:
                 log_p, phi, count = _partition_step(log_a, a, size, target, g, d, terms_h, terms_xh)
                 evaluations[q] += count * size
-            loss -= log_p
+            losses[q] -= log_p
             total_h = 0.0
             for i in range(size):
                 grad64[first_doc + i] -= g[i]
@@ -544,81 +503,41 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
                 total_h += g[i]
             coef_h[m] = total_h
             coef_h_plus_phi[m] = total_h + phi
-        _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps, 1,
-                             grad64, hess64)
-        for t in range(n):
-            grad[lo + order[t]] = grad64[t]
-            hess[lo + order[t]] = hess64[t]
-        losses[q] = loss
+        if n_steps > 0:
+            _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps, 1,
+                                 grad64, hess64)
+            _finish_query(lo, hi, order, grad64, hess64, grad, hess)
 
 
 @kernel
 def _pl_lower_bound_kernel(first, end, scores, labels, offsets, grad, hess, losses):
     """PL-LB loss of queries ``first <= q < end``: -Σ_m [log n_m! + Σ_{S_m} s - n_m log Σ_{S_m ∪ R_{m+1}} e^s];
     gradients and raw hessians to ``grad`` and ``hess``."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
-    order = np.empty(widest, dtype=np.int64)
-    grade_of = np.empty(widest, dtype=np.int64)
-    starts = np.empty(widest + 1, dtype=np.int64)
-    ordered = np.empty(widest)
-    shifted = np.empty(widest)
-    top = np.empty(widest + 1)
-    below = np.empty(widest + 1)
-    grad64 = np.empty(widest)
-    hess64 = np.empty(widest)
+    widest, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64 = _query_scratch(first, end,
+                                                                                                  offsets)
     sizes = np.empty(widest)
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
-        n = hi - lo
-        n_parts = _partitions(labels, lo, hi, order, starts, grade_of)
-        if n_parts < 2:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
-            losses[q] = 0.0
-            continue
-        _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
-        for t in range(n):
-            grad64[t] = 0.0
-            hess64[t] = 0.0
+        losses[q] = 0.0
+        n_parts = _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
+                               grad64, hess64, grad, hess)
         n_steps = n_parts - 1
-        loss = 0.0
         for m in range(n_steps):
             size = starts[m + 1] - starts[m]
             sizes[m] = size
-            loss += size * below[m] - math.lgamma(size + 1.0)
+            losses[q] += size * below[m] - math.lgamma(size + 1.0)
             for t in range(starts[m], starts[m + 1]):
-                loss -= ordered[t]
+                losses[q] -= ordered[t]
                 grad64[t] -= 1.0
-        # softmax terms n_m q_j over S_m ∪ R_{m+1}: the same prefix sums, normalised by below[m]
-        _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
-        for t in range(n):
-            grad[lo + order[t]] = grad64[t]
-            hess[lo + order[t]] = hess64[t]
-        losses[q] = loss
+        if n_steps > 0:
+            # softmax terms n_m q_j over S_m ∪ R_{m+1}: the same prefix sums, normalised by below[m]
+            _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
+            _finish_query(lo, hi, order, grad64, hess64, grad, hess)
 
 
 # --------------------------------------------------------------------------------------------------
 # The objectives
-
-class _PartitionObjective(RankingObjective):
-    def _run(self, scores, data: QueryData, grad, hess) -> np.ndarray:
-        raise NotImplementedError
-
-    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
-        self._run(scores, data, grad, hess)
-
-    def losses(self, scores, labels, offsets) -> np.ndarray:
-        """Per-query loss: -Σ_m log P(S_m ≻ R_{m+1}) (PL-Partition) or its bound (PL-LB)."""
-        data = QueryData.from_arrays(labels, offsets)
-        scores = check_scores(scores, data.n_docs, name=f"{type(self).__name__} scores")
-        grad = np.empty(data.n_docs, dtype=np.float32)
-        hess = np.empty(data.n_docs, dtype=np.float32)
-        return self._run(scores, data, grad, hess)
-
 
 #: quadrature_step h (the former accuracy knob) is read as the tolerance e^{2.3 - π²/h}: the trapezoid
 #: error of a Gumbel-shaped integrand at step h, what h used to give on the widest peaks
@@ -626,7 +545,7 @@ def _tolerance_of_step(step: float) -> float:
     return max(math.exp(_GUMBEL_EXTRA - math.pi ** 2 / step), 1e-16)
 
 
-class PLPartition(_PartitionObjective):
+class PLPartition(RankingObjective):
     """The exact Plackett-Luce likelihood of tied grades (partitioned preference), by quadrature.
 
     Parameters
@@ -671,7 +590,7 @@ class PLPartition(_PartitionObjective):
     def _params(self) -> dict:
         return {"tolerance": self.tolerance, "hessian_floor": self.hessian_floor}
 
-    def _run(self, scores, data, grad, hess):
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         return self._run_counting(scores, data, grad, hess)[0]
 
     def _run_counting(self, scores, data, grad, hess):
@@ -684,11 +603,12 @@ class PLPartition(_PartitionObjective):
         return losses, evaluations
 
 
-class PLLowerBound(_PartitionObjective):
+class PLLowerBound(RankingObjective):
     """PL-LB: each partition step replaced by its lower bound n_S! Π e^{s_i} / (Σ_{S∪R} e^{s_j})^{n_S}.
 
     The baseline of Ma et al. (AISTATS 2021), after Hino et al. A softmax cross-entropy per step,
-    O(n) per query.
+    O(n) per query; :meth:`losses` is the bound's own loss, -Σ_m log of the bound, which is at least
+    PL-Partition's.
 
     Parameters
     ----------
@@ -698,7 +618,7 @@ class PLLowerBound(_PartitionObjective):
 
     name = "pl_lb"
 
-    def _run(self, scores, data, grad, hess):
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         losses = np.empty(data.offsets.size - 1)
         over_queries(_pl_lower_bound_kernel, data.offsets, scores, data.labels, data.offsets, grad, hess, losses)
         return losses

@@ -45,14 +45,13 @@ in. Two queries with identical label vectors get identical tie-breaking; each is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .._jit import kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
-from .._queries import check_scores
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
 
@@ -171,20 +170,21 @@ def _index_top_union(first_query, end_query, offsets, top_k_of, top_start, top_d
 # Gradient, hessian and loss (every boosting iteration)
 
 @kernel
-def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
-                             union_docs, union_position, in_top, n_perm, log_z, outside):
+def _context_log_normalizers(q, scores, state, log_z, outside):
     """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
 
     Documents outside every top k are summed once: their log-sum-exp ``log_z_rest`` is shared by all
     permutations' deepest contexts. ``outside[i]`` receives ``exp(s_i - max_rest)`` for those documents;
     the function returns ``max_rest`` (-inf when there are none).
     """
-    lo = offsets[q]
-    hi = offsets[q + 1]
-    k = top_k_of[q]
-    block = top_start[q]
-    first = union_start[q]
-    size = union_start[q + 1] - first
+    lo = state.offsets[q]
+    hi = state.offsets[q + 1]
+    k = state.top_k_of[q]
+    block = state.top_start[q]
+    first = state.union_start[q]
+    size = state.union_start[q + 1] - first
+    n_perm = state.n_permutations
+    in_top, ctx_owner, union_position = state.in_top, state.ctx_owner, state.union_position
 
     max_rest = -np.inf
     for i in range(lo, hi):
@@ -210,35 +210,39 @@ def _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, 
                 below = log_z_rest
                 for t in range(size):
                     if union_position[(first + t) * n_perm + p] == k:
-                        below = logaddexp(below, scores[lo + union_docs[first + t]])
+                        below = logaddexp(below, scores[lo + state.union_docs[first + t]])
             else:
                 below = log_z[block + ctx_owner[block + e + 1]]
-            log_z[block + e] = logaddexp(below, scores[lo + top_docs[block + e]])
+            log_z[block + e] = logaddexp(below, scores[lo + state.top_docs[block + e]])
     return max_rest
 
 
 @kernel
-def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start, union_docs,
-                      union_position, in_top, n_perm, outside, log_z, chain_log_z, chain_a, chain_b,
-                      grad, hess):
-    """Fill ``grad`` and ``hess`` (raw: the mean over permutations) of queries ``first <= q < end``.
+def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, chain_a, chain_b, grad, hess, losses):
+    """Fill ``grad``, ``hess`` (raw: the mean over permutations) and ``losses`` (the mean over permutations
+    of the truncated PL negative log-likelihood) of queries ``first <= q < end``.
 
     ``outside`` (one per document) and ``log_z``, ``chain_log_z``, ``chain_a``, ``chain_b`` (one per
-    entry of ``top_docs``) are scratch space; each query uses only its own slice.
+    entry of ``state.top_docs``) are scratch space; each query uses only its own slice.
     """
+    n_perm = state.n_permutations
+    top_docs, ctx_owner, ctx_mult, in_top = state.top_docs, state.ctx_owner, state.ctx_mult, state.in_top
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        k = top_k_of[q]
+        lo = state.offsets[q]
+        hi = state.offsets[q + 1]
+        k = state.top_k_of[q]
         if k == 0:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
+            grad[lo:hi] = 0.0
+            hess[lo:hi] = 0.0
+            losses[q] = 0.0
             continue
-        block = top_start[q]
-        max_rest = _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner,
-                                            union_start, union_docs, union_position, in_top, n_perm,
-                                            log_z, outside)
+        block = state.top_start[q]
+        max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
+        total = 0.0
+        for e in range(n_perm * k):
+            total += ctx_mult[block + e] * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
+            total -= scores[lo + top_docs[block + e]]
+        losses[q] = total / n_perm
         # Along each permutation: a_j = sum_{i<=j} exp(l_j - l_i), b_j likewise with 2 (l_j - l_i), so
         # that e^{s_d} sum_{i<=j} 1/Z_i = exp(s_d - l_j) a_j with every exponent <= 0.
         for p in range(n_perm):
@@ -277,14 +281,14 @@ def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs
                     grad[i] = x * c1
                     hess[i] = x * c1 - x * x * c2
 
-        first = union_start[q]
-        for t in range(union_start[q + 1] - first):
-            i = lo + union_docs[first + t]
+        first_member = state.union_start[q]
+        for t in range(state.union_start[q + 1] - first_member):
+            i = lo + state.union_docs[first_member + t]
             g = 0.0
             h = 0.0
             chosen = 0
             for p in range(n_perm):
-                j = union_position[(first + t) * n_perm + p]
+                j = state.union_position[(first_member + t) * n_perm + p]
                 if j < k:
                     chosen += 1
                 else:
@@ -295,26 +299,6 @@ def _plrank_gradients(first, end, scores, offsets, top_k_of, top_start, top_docs
                 h += x * chain_a[e] - x * x * chain_b[e]
             grad[i] = (g - chosen) / n_perm
             hess[i] = h / n_perm
-
-
-@kernel
-def _plrank_losses(first, end, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
-                   union_docs, union_position, in_top, n_perm, outside, log_z, losses):
-    """Per-query loss of queries ``first <= q < end``, written to ``losses``: the mean over permutations
-    of the truncated PL negative log-likelihood (``outside`` and ``log_z`` are scratch space)."""
-    for q in range(first, end):
-        k = top_k_of[q]
-        if k == 0:
-            losses[q] = 0.0
-            continue
-        _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner, union_start,
-                                 union_docs, union_position, in_top, n_perm, log_z, outside)
-        block = top_start[q]
-        total = 0.0
-        for e in range(n_perm * k):
-            total += ctx_mult[block + e] * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
-            total -= scores[offsets[q] + top_docs[block + e]]
-        losses[q] = total / n_perm
 
 
 #: log Z_0 - log Z_{k-1} above which a permutation's leaf curvatures are summed context by context: the
@@ -333,8 +317,7 @@ def _run_curvature(log_mass, top, prefix1, prefix2, a, b):
 
 
 @kernel
-def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_of, top_start, top_docs, ctx_owner,
-                           union_start, union_docs, union_position, in_top, n_perm, outside, log_z, curvature):
+def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside, log_z, curvature):
     """Exact curvature of the loss along each leaf's direction: per leaf, the mean over permutations of
     ``sum_C P_C (1 - P_C)`` with ``P_C = sum_{d in leaf and C} p(d|C)``, summed over the queries.
 
@@ -343,6 +326,10 @@ def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_
     ``exp`` per leaf that the query touches. Queries ``first_query <= q < end_query`` are added to
     ``curvature`` (one per leaf); ``outside`` and ``log_z`` are scratch space.
     """
+    offsets, top_k_of, top_start, top_docs = state.offsets, state.top_k_of, state.top_start, state.top_docs
+    ctx_owner, union_start, union_docs, union_position = (state.ctx_owner, state.union_start, state.union_docs,
+                                                          state.union_position)
+    n_perm = state.n_permutations
     n_leaves = curvature.shape[0]
     slot_of = np.empty(n_leaves, dtype=np.int64)
     for leaf_index in range(n_leaves):
@@ -363,8 +350,7 @@ def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_
         lo = offsets[q]
         block = top_start[q]
         first = union_start[q]
-        max_rest = _context_log_normalizers(q, scores, offsets, top_k_of, top_start, top_docs, ctx_owner,
-                                            union_start, union_docs, union_position, in_top, n_perm, log_z, outside)
+        max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
         n_touched = 0
         for i in range(lo, offsets[q + 1]):
             slot = slot_of[leaf[i]]
@@ -374,7 +360,7 @@ def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_
                 touched[slot] = leaf[i]
                 rest[slot] = 0.0
                 n_touched += 1
-            if not in_top[i]:
+            if not state.in_top[i]:
                 rest[slot] += outside[i]  # e^{s_i - max_rest}, from _context_log_normalizers
         for slot in range(n_touched):
             rest[slot] = np.log(rest[slot]) + max_rest if rest[slot] > 0.0 else -np.inf
@@ -428,12 +414,12 @@ def _plrank_leaf_curvature(first_query, end_query, scores, offsets, leaf, top_k_
 # --------------------------------------------------------------------------------------------------
 # The objective
 
-@dataclass(eq=False)
-class PLRankState:
+class PLRankState(NamedTuple):
     """Sampled top-k permutations of one dataset and their (compressed) contexts.
 
     Per query q with ``k = top_k_of[q]`` (0 for queries left out), entries ``top_start[q] + p * k + j``
     describe position j of permutation p. ``compression_ratio`` is (distinct contexts) / (contexts).
+    A named tuple of arrays: the kernels take it as one argument (Numba reads its fields by name).
     """
 
     offsets: np.ndarray
@@ -548,13 +534,13 @@ class PLRank(RankingObjective):
         return PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
                            union_docs, union_position, in_top)
 
-    def _gradients(self, scores, data, state: PLRankState, grad, hess) -> None:
+    def _gradients(self, scores, data, state: PLRankState, grad, hess) -> np.ndarray:
         # scratch space per call, never in the cached state: two threads may train on the same data
         n_entries = state.n_contexts
-        over_queries(_plrank_gradients, state.offsets, scores, state.offsets, state.top_k_of, state.top_start,
-                     state.top_docs, state.ctx_owner, state.union_start, state.union_docs, state.union_position,
-                     state.in_top, state.n_permutations, np.empty(data.n_docs),
-                     np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), grad, hess)
+        losses = np.empty(data.offsets.size - 1)
+        over_queries(_plrank_gradients, state.offsets, scores, state, np.empty(data.n_docs), np.empty(n_entries),
+                     np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), grad, hess, losses)
+        return losses
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:
         """Second derivative of the loss along each leaf's direction (the denominator of the paper's Eqn. 9).
@@ -584,21 +570,6 @@ class PLRank(RankingObjective):
         ranges = query_ranges(state.offsets, n_threads)
         outside, log_z = np.empty(data.n_docs), np.empty(state.n_contexts)
         per_range = np.zeros((len(ranges), int(n_leaves)))
-        run_in_threads([(_plrank_leaf_curvature, (first, end, scores, state.offsets, leaf, state.top_k_of,
-                                                  state.top_start, state.top_docs, state.ctx_owner, state.union_start,
-                                                  state.union_docs, state.union_position, state.in_top,
-                                                  state.n_permutations, outside, log_z, row))
+        run_in_threads([(_plrank_leaf_curvature, (first, end, scores, state, leaf, outside, log_z, row))
                         for (first, end), row in zip(ranges, per_range, strict=True)], n_threads)
         return per_range.sum(axis=0)
-
-    def losses(self, scores, labels, offsets) -> np.ndarray:
-        """Per-query loss (mean over permutations of the truncated PL negative log-likelihood)."""
-        data = QueryData.from_arrays(labels, offsets)
-        state = self._state_for(data)
-        scores = check_scores(scores, data.n_docs, name="PLRank scores")
-        losses = np.empty(data.offsets.size - 1)
-        over_queries(_plrank_losses, state.offsets, scores, state.offsets, state.top_k_of, state.top_start,
-                     state.top_docs, state.ctx_owner, state.ctx_mult, state.union_start, state.union_docs,
-                     state.union_position, state.in_top, state.n_permutations, np.empty(data.n_docs),
-                     np.empty(state.n_contexts), losses)
-        return losses

@@ -31,6 +31,43 @@ LGB_PARAMS = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5, "ver
               "num_threads": 1}
 
 
+def _small_queries():
+    """Queries of 1 to 9 documents with tied labels and tied scores (one query's labels all equal)."""
+    rng = np.random.default_rng(12)
+    sizes = np.array([1, 2, 4, 6, 9, 3])
+    labels = rng.integers(0, 3, size=sizes.sum()).astype(float)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels[offsets[-2]:] = 1.0
+    scores = rng.normal(scale=1.5, size=sizes.sum())
+    scores[8] = scores[9]
+    return scores, labels, offsets
+
+
+def test_gradients_are_the_derivatives_of_the_losses(objective):
+    """Gradient and diagonal hessian against central differences of losses().sum(), every document; an
+    objective without a loss (uMart: LambdaMART-style lambdas) refuses losses() with the reason."""
+    scores, labels, offsets = _small_queries()
+    if objective._no_loss_reason:
+        with pytest.raises(NotImplementedError, match=f"{type(objective).__name__} has no loss: .+"):
+            objective.losses(scores, labels, offsets)
+        return
+    losses = objective.losses(scores, labels, offsets)
+    assert losses.dtype == np.float64 and losses.shape == (offsets.size - 1,)
+    assert losses[-1] == 0.0  # labels all equal: no loss
+
+    def total(i, delta):
+        moved = scores.copy()
+        moved[i] += delta
+        return objective.losses(moved, labels, offsets).sum()
+
+    grad, hess = objective.gradients(scores, labels, offsets)
+    center = losses.sum()
+    fd_grad = np.array([(total(i, 1e-4) - total(i, -1e-4)) / 2e-4 for i in range(scores.size)])
+    fd_hess = np.array([(total(i, 1e-3) - 2 * center + total(i, -1e-3)) / 1e-6 for i in range(scores.size)])
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(hess, np.maximum(fd_hess, objective.hessian_floor), rtol=1e-3, atol=1e-4)
+
+
 def test_the_hessian_floor_comes_once_after_the_weights(objective_class, ranking_arrays):
     """Kernels write raw hessians; the floor is applied once, after the weights: hess = max(w h, floor),
     and documents without gradient (a query whose labels are all equal) get exactly the floor."""

@@ -1,0 +1,458 @@
+"""uMart: LambdaMART with a softmax over windows of lower-rated documents.
+
+Zhu and Klabjan, "Listwise Learning to Rank by Exploring Unique Ratings", WSDM 2020 (the uRank loss of the
+same paper is in :mod:`plboost.objectives.urank`).
+
+uMart generalises LambdaMART: LightGBM's pairwise sigmoid becomes a softmax over a window of B
+lower-rated documents. Documents are sorted by score (stable, descending; positions i = 0, 1, ...). For a
+document h, its lower-rated documents, in descending score order, are cut into consecutive windows of B
+(the last may be shorter); for a pair (h, l) with l in window W:
+
+.. math::
+
+    p_l = \\frac{e^{\\sigma s_l}}{e^{\\sigma s_h} + \\sum_{k \\in W} e^{\\sigma s_k}}, \\quad
+    p_h = \\frac{e^{\\sigma s_h}}{e^{\\sigma s_h} + \\sum_{k \\in W} e^{\\sigma s_k}}, \\quad
+    F_{hl} = \\frac{(G(y_h) - G(y_l))\\,|D(i_h) - D(i_l)|}{\\mathrm{maxDCG}},
+
+    \\lambda_l \\mathrel{+}= \\sigma p_l F_{hl}, \\quad \\lambda_h \\mathrel{-}= \\sigma p_l F_{hl}, \\quad
+    \\nu_l \\mathrel{+}= \\sigma^2 p_l (1 - p_l) F_{hl}, \\quad \\nu_h \\mathrel{+}= \\sigma^2 p_l p_h F_{hl},
+
+with gains ``G`` (``label_gain``, default 2^y - 1) and discounts D(i) = 1 / log2(2 + i). With B = 1,
+``p_l = 1 / (1 + e^{sigma (s_h - s_l)})`` and this is LightGBM's ``lambdarank`` pair term; uMart takes
+LightGBM's pair set and options so that ``UMart(window=1)`` reproduces it: pairs (i, j) of positions with
+i < j, i < ``lambdarank_truncation_level`` and different labels; maxDCG at the truncation level;
+``lambdarank_norm`` divides F by 0.01 + |s_h - s_l| when the query's scores are not all equal, and
+multiplies the query's lambdas and hessians by log2(1 + Λ) / Λ, Λ = Σ 2 σ p_l F over its pairs.
+
+uMart has no loss: as LambdaMART's, its lambdas are not the gradient of any function of the scores. The
+weight F_hl changes with the positions, that is with the scores' order, and the pair term of one document
+does not depend on another's score as that one's depends on it (the mixed partials are not symmetric), so
+there is no ``losses()`` (it raises NotImplementedError).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel, over_queries
+from .._numerics import stable_argsort
+from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+
+#: LightGBM's default label_gain covers labels 0..30
+_DEFAULT_GAIN_LABELS = 31
+
+
+@kernel
+def _inverse_max_dcgs(first, end, labels, offsets, gains, at, result):
+    """1 / (DCG at ``at`` of the ideal ordering of each query ``first <= q < end``), or 0 when that DCG is 0,
+    written to ``result``. The ideal ordering is read off a count of each label (labels index ``gains``)."""
+    count = np.empty(gains.shape[0], dtype=np.int64)
+    for q in range(first, end):
+        for label in range(gains.shape[0]):
+            count[label] = 0
+        for i in range(offsets[q], offsets[q + 1]):
+            count[np.int64(labels[i])] += 1
+        total = 0.0
+        position = 0
+        for label in range(gains.shape[0] - 1, -1, -1):
+            for _ in range(count[label]):
+                if position == at:
+                    break
+                total += gains[label] / np.log2(2.0 + position)
+                position += 1
+        result[q] = 1.0 / total if total > 0.0 else 0.0
+
+
+#: LightGBM's sigmoid table: 2^20 bins over [-25 / sigma, 25 / sigma]
+_SIGMOID_BINS = 1024 * 1024
+#: LightGBM adds the float constant 0.01f (0.0099999998) to |s_h - s_l|
+_DISTANCE_EPSILON = float(np.float32(0.01))
+
+
+@kernel
+def _lightgbm_sigmoid(delta, sigma):
+    """LightGBM's table lookup for 1 / (1 + exp(sigma * delta)), computed without storing the table."""
+    low = -50.0 / sigma / 2.0
+    factor = _SIGMOID_BINS / (-2.0 * low)
+    if delta <= low:
+        index = 0
+    elif delta >= -low:
+        index = _SIGMOID_BINS - 1
+    else:
+        index = np.int64((delta - low) * factor)
+    return 1.0 / (1.0 + np.exp((index / factor + low) * sigma))
+
+
+@kernel
+def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several, limit,
+                  inverse_max_dcg, sigma, sigma_hess, divide, lam, nu):
+    """uMart's pair terms: pairs (i, j) of positions, i < j, i < limit, different levels. Returns Λ.
+
+    The positions of each label level are listed in order, so that for a given i the partners j of one
+    level are a contiguous run with a fixed high/low role (and, when j is the higher-rated, a fixed
+    window of i): the inner loops carry no label tests.
+    """
+    n = score.shape[0]
+    start = np.zeros(n_levels + 1, dtype=np.int64)
+    for i in range(n):
+        start[level[i] + 1] += 1
+    for r in range(n_levels):
+        start[r + 1] += start[r]
+    members = np.empty(n, dtype=np.int64)
+    cursor = start[:n_levels].copy()  # then: the first member of each level after the current i
+    for i in range(n):
+        members[cursor[level[i]]] = i
+        cursor[level[i]] += 1
+    for r in range(n_levels):
+        cursor[r] = start[r]
+    total = 0.0
+    for i in range(limit):
+        level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
+        cursor[level_i] += 1
+        lam_i = 0.0
+        nu_i = 0.0
+        for r in range(n_levels):
+            if r == level_i:
+                continue
+            if r < level_i:  # i is the higher-rated: each j in its own window of i's lower-rated list
+                for t in range(cursor[r], start[r + 1]):
+                    j = members[t]
+                    denominator = expo_i + (windows[level_i, window_of[level_i, j]] if several else expo[j])
+                    if denominator > 1e-280:
+                        p_l = expo[j] / denominator
+                        p_h = expo_i / denominator
+                    else:
+                        p_l, p_h = _rescaled_pair(score, level, window_of, several, level_i, i, j, sigma)
+                    f = (gain_i - gain[j]) * (discount_i - discounts[j]) * inverse_max_dcg
+                    if divide:
+                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                    step = sigma * p_l * f
+                    lam_i -= step
+                    nu_i += sigma_hess * p_l * p_h * f
+                    lam[j] += step
+                    nu[j] += sigma_hess * p_l * (1.0 - p_l) * f
+                    total += 2.0 * step
+            else:  # every j of level r is higher-rated, and i sits in the same window of each one's list
+                window_sum = windows[r, window_of[r, i]] if several else 0.0
+                for t in range(cursor[r], start[r + 1]):
+                    j = members[t]
+                    denominator = expo[j] + (window_sum if several else expo_i)
+                    if denominator > 1e-280:
+                        p_l = expo_i / denominator
+                        p_h = expo[j] / denominator
+                    else:
+                        p_l, p_h = _rescaled_pair(score, level, window_of, several, r, j, i, sigma)
+                    f = (gain[j] - gain_i) * (discount_i - discounts[j]) * inverse_max_dcg
+                    if divide:
+                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                    step = sigma * p_l * f
+                    lam_i += step
+                    nu_i += sigma_hess * p_l * (1.0 - p_l) * f
+                    lam[j] -= step
+                    nu[j] += sigma_hess * p_l * p_h * f
+                    total += 2.0 * step
+        lam[i] += lam_i
+        nu[i] += nu_i
+    return total
+
+
+@kernel
+def _rescaled_pair(score, level, window_of, several, r, high, low, sigma):
+    """p_l and p_h of a pair whose window sum of e^{sigma (s - max)} underflowed, normalised by the
+    window's own maximum (the window of ``low`` among the documents rated below level ``r``)."""
+    if not several:
+        p_l = 1.0 / (1.0 + np.exp(sigma * (score[high] - score[low])))
+        return p_l, 1.0 - p_l
+    return _rescaled_window(score, level, window_of, r, window_of[r, low], high, low, sigma)
+
+
+@kernel
+def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide, lam, nu):
+    """The B = 1 pair terms exactly as LightGBM computes them: its sigmoid table, its order of
+    operations, float32 sums (each document's sum sees its terms in LightGBM's order). Returns Λ."""
+    n = score.shape[0]
+    total = 0.0
+    for i in range(limit):
+        for j in range(i + 1, n):
+            if level[i] == level[j]:
+                continue
+            ih, il = (i, j) if level[i] > level[j] else (j, i)
+            p_l = _lightgbm_sigmoid(score[ih] - score[il], sigma)
+            f = (gain[ih] - gain[il]) * abs(discounts[ih] - discounts[il]) * inverse_max_dcg
+            if divide:
+                f /= _DISTANCE_EPSILON + abs(score[ih] - score[il])
+            step = p_l * (sigma * f)
+            curvature = np.float32((p_l * (1.0 - p_l)) * (sigma * sigma * f))
+            lam[il] = np.float32(lam[il]) + np.float32(step)
+            lam[ih] = np.float32(lam[ih]) - np.float32(step)
+            nu[il] = np.float32(nu[il]) + curvature
+            nu[ih] = np.float32(nu[ih]) + curvature
+            total += 2.0 * step
+    return total
+
+
+@kernel
+def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
+    """Query ``lo:hi`` ordered by score, descending, ties in input order (LightGBM's order): the order,
+    and by position the score, gain, e^{sigma (s - max)} and label level (0 the lowest label present),
+    and the number of levels."""
+    n = hi - lo
+    negated = np.empty(n)
+    for i in range(n):
+        negated[i] = -scores[lo + i]
+    by_score = stable_argsort(negated)
+    score = np.empty(n)
+    gain = np.empty(n)
+    expo = np.empty(n)
+    label = np.empty(n, dtype=np.int64)
+    top = scores[lo + by_score[0]]
+    for i in range(n):
+        score[i] = scores[lo + by_score[i]]
+        label[i] = np.int64(labels[lo + by_score[i]])
+        gain[i] = gains[label[i]]
+        expo[i] = np.exp(sigma * (score[i] - top))
+    # levels from a table over the possible labels
+    level_of = np.zeros(gains.shape[0], dtype=np.int64)
+    for i in range(n):
+        level_of[label[i]] = 1
+    n_levels = 0
+    for value in range(gains.shape[0]):
+        if level_of[value]:
+            level_of[value] = n_levels
+            n_levels += 1
+    level = label  # reused: a label is read before its level is written
+    for i in range(n):
+        level[i] = level_of[label[i]]
+    return by_score, score, gain, expo, level, n_levels
+
+
+@kernel
+def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
+    """Gradients and raw hessians of a query from its pair sums by position (LambdaMART's log norm
+    rescales them by log2(1 + Λ) / Λ)."""
+    factor = 1.0
+    if log_norm and total_lambda > 0.0:
+        factor = np.log2(1.0 + total_lambda) / total_lambda
+    for i in range(by_score.shape[0]):
+        grad[lo + by_score[i]] = lam_p[i] * factor
+        hess[lo + by_score[i]] = nu_p[i] * factor
+
+
+@kernel
+def _windows(level, expo, n_levels, window):
+    """``window_of[r, i]``: the window of the document at position i among those rated below level r, and
+    ``windows[r, w]``: the sum of ``expo`` over window w (both empty with windows of one document)."""
+    n = level.shape[0]
+    several = window > 1
+    window_of = np.empty((n_levels if several else 0, n), dtype=np.int64)
+    windows = np.zeros((n_levels if several else 0, (n + window - 1) // window))
+    if several:
+        for r in range(1, n_levels):
+            count = 0
+            for i in range(n):
+                window_of[r, i] = count // window
+                if level[i] < r:
+                    windows[r, count // window] += expo[i]
+                    count += 1
+    return window_of, windows
+
+
+@kernel
+def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
+                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, grad, hess):
+    """uMart gradients and raw hessians of queries ``first <= q < end``.
+
+    Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
+    pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
+    scored above l; the windows' sums of e^{sigma (s - max)} are precomputed per label level, so each
+    pair costs O(1) and no exponential. With ``lightgbm_arithmetic`` (window 1), the pairs are LightGBM's
+    own: probabilities from its sigmoid table, float32 accumulation (``_lightgbm_pairs``).
+    """
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inverse_max_dcgs[q] == 0.0:
+            grad[lo:hi] = 0.0
+            hess[lo:hi] = 0.0
+            continue
+        by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
+        divide = score_distance_norm and score[0] != score[n - 1]
+        limit = min(n - 1, truncation)
+        lam_p = np.zeros(n)
+        nu_p = np.zeros(n)
+        if lightgbm_arithmetic:
+            total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcgs[q], sigma, divide,
+                                           lam_p, nu_p)
+        else:
+            window_of, windows = _windows(level, expo, n_levels, window)
+            total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows,
+                                         window > 1, limit, inverse_max_dcgs[q], sigma, sigma ** hessian_power,
+                                         divide, lam_p, nu_p)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
+
+
+@kernel
+def _rescaled_window(score, level, window_of, r, w, ih, il, sigma):
+    """p_l and p_h of a window whose sum of e^{sigma (s - max)} underflowed, normalised by its own max."""
+    biggest = score[ih]
+    for t in range(score.shape[0]):
+        if level[t] < r and window_of[r, t] == w:
+            biggest = max(biggest, score[t])
+    denominator = np.exp(sigma * (score[ih] - biggest))
+    for t in range(score.shape[0]):
+        if level[t] < r and window_of[r, t] == w:
+            denominator += np.exp(sigma * (score[t] - biggest))
+    return np.exp(sigma * (score[il] - biggest)) / denominator, np.exp(sigma * (score[ih] - biggest)) / denominator
+
+
+#: settings of the uMart authors' released code (built on LightGBM 2.2.3)
+_PRESETS = {
+    "lightgbm": dict(sigmoid=1.0, lambdarank_truncation_level=30, lambdarank_norm=True, max_dcg_at=None,
+                     score_distance_norm=None, log_norm=None, hessian_sigma_power=2),
+    "paper": dict(sigmoid=2.0, lambdarank_truncation_level=None, lambdarank_norm=True, max_dcg_at=20,
+                  score_distance_norm=True, log_norm=False, hessian_sigma_power=3),
+}
+
+
+class UMart(RankingObjective):
+    """uMart (Zhu & Klabjan, WSDM 2020): LambdaMART with a softmax over windows of lower-rated documents.
+
+    Parameters carry LightGBM's names and defaults, so that ``UMart(window=1)`` is LightGBM's
+    ``lambdarank`` (up to LightGBM's sigmoid lookup table and float32 accumulation).
+
+    Parameters
+    ----------
+    window : int, default 2
+        B, the number of lower-rated documents in each softmax; 1 is LambdaMART.
+    sigmoid : float, default 1.0
+        σ, LightGBM's ``sigmoid``.
+    lambdarank_truncation_level : int or None, default 30
+        Only pairs whose higher-scored document is at a position below this level; None: all pairs.
+    lambdarank_norm : bool, default True
+        LightGBM's normalisation: F divided by 0.01 + |s_h - s_l| (when the query's scores are not all
+        equal), and the query's lambdas and hessians scaled by log2(1 + Λ) / Λ.
+    label_gain : sequence of float, optional
+        Gain of each label; default 2^y - 1 for labels 0..30 (LightGBM's default table).
+    max_dcg_at : int, optional
+        Cut-off of maxDCG; default the truncation level (LightGBM's choice), or all documents without one.
+    score_distance_norm, log_norm : bool, optional
+        The two halves of ``lambdarank_norm``, separately (None: follow ``lambdarank_norm``).
+    hessian_sigma_power : int, default 2
+        Hessians carry σ to this power (the authors' code: 3).
+    lightgbm_arithmetic : bool, default False
+        With ``window=1``, compute as LightGBM's lambdarank does, for bit-for-bit comparisons: pair
+        probabilities from its sigmoid lookup table (2^20 bins over ±25/σ, so up to about 1e-5 off the
+        exact sigmoid), its order of floating-point operations, float32 accumulators.
+    preset : {"lightgbm", "paper"}, default "lightgbm"
+        Defaults for the parameters left unset. "paper" reproduces the authors' released code: σ = 2,
+        hessians times σ³, maxDCG at 20, no truncation, the score-distance division on, no log-norm. (Their
+        code divides from the second iteration on even when a query's scores are all equal; here, as in
+        LightGBM, a query whose scores are all equal is not divided.) The authors' tree settings: B = 2,
+        learning rate 0.05, 64 leaves, max_bin 10000, bagging 0.9 every iteration, min_data_in_leaf 5,
+        min_sum_hessian_in_leaf 5, 1000 trees.
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines. LightGBM's lambdarank leaves documents
+        outside every pair at hessian 0.
+
+    uMart has no :meth:`losses` (it raises NotImplementedError): as LambdaMART's, its lambdas are not the
+    gradient of any loss (module docstring).
+    """
+
+    name = "umart"
+    #: the score-distance norm divides by raw score gaps, and lightgbm_arithmetic must see LightGBM's scores
+    _softmax_of_scores = False
+    _no_loss_reason = ("LambdaMART-style lambdas are not the gradient of any loss: the pair weights change with "
+                       "the documents' positions and the pair terms' mixed partial derivatives are not symmetric")
+
+    def __init__(self, *, window: int = 2, sigmoid: float | None = None,
+                 lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
+                 label_gain=None, max_dcg_at: int | None = None, score_distance_norm: bool | None = None,
+                 log_norm: bool | None = None, hessian_sigma_power: int | None = None, preset: str = "lightgbm",
+                 lightgbm_arithmetic: bool = False, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        super().__init__(hessian_floor=hessian_floor)
+        if preset not in _PRESETS:
+            raise ValueError(f"preset must be one of {', '.join(_PRESETS)}, got {preset!r}")
+        defaults = _PRESETS[preset]
+        self.preset = preset
+        self.window = _positive_int("window", window)
+        self.sigmoid = float(defaults["sigmoid"] if sigmoid is None else sigmoid)
+        if not (np.isfinite(self.sigmoid) and self.sigmoid > 0):
+            raise ValueError(f"sigmoid must be a positive number, got {sigmoid!r}")
+        truncation = (defaults["lambdarank_truncation_level"] if lambdarank_truncation_level == "preset"
+                      else lambdarank_truncation_level)
+        self.lambdarank_truncation_level = None if truncation is None else _positive_int(
+            "lambdarank_truncation_level", truncation)
+        self.lambdarank_norm = bool(defaults["lambdarank_norm"] if lambdarank_norm is None else lambdarank_norm)
+        self.score_distance_norm = _maybe_bool(defaults["score_distance_norm"] if score_distance_norm is None
+                                               else score_distance_norm)
+        self.log_norm = _maybe_bool(defaults["log_norm"] if log_norm is None else log_norm)
+        max_dcg_at = defaults["max_dcg_at"] if max_dcg_at is None else max_dcg_at
+        self.max_dcg_at = None if max_dcg_at is None else _positive_int("max_dcg_at", max_dcg_at)
+        power = defaults["hessian_sigma_power"] if hessian_sigma_power is None else hessian_sigma_power
+        self.hessian_sigma_power = _positive_int("hessian_sigma_power", power)
+        self.lightgbm_arithmetic = bool(lightgbm_arithmetic)
+        if self.lightgbm_arithmetic and (self.window != 1 or self.hessian_sigma_power != 2):
+            raise ValueError("lightgbm_arithmetic reproduces LightGBM's lambdarank: it needs window=1 and "
+                             "hessian_sigma_power=2")
+        if label_gain is None:
+            self.label_gain = None
+        else:
+            gains = np.asarray(label_gain, dtype=np.float64)
+            if gains.ndim != 1 or gains.size == 0 or not np.all(np.isfinite(gains)):
+                raise ValueError("label_gain must be a non-empty sequence of finite numbers")
+            self.label_gain = tuple(float(g) for g in gains)
+
+    def _params(self) -> dict:
+        return {"window": self.window, "sigmoid": self.sigmoid,
+                "lambdarank_truncation_level": self.lambdarank_truncation_level,
+                "lambdarank_norm": self.lambdarank_norm, "label_gain": self.label_gain,
+                "max_dcg_at": self.max_dcg_at, "score_distance_norm": self.score_distance_norm,
+                "log_norm": self.log_norm, "hessian_sigma_power": self.hessian_sigma_power,
+                "preset": self.preset, "lightgbm_arithmetic": self.lightgbm_arithmetic,
+                "hessian_floor": self.hessian_floor}
+
+    @property
+    def _switches(self) -> tuple[bool, bool]:
+        distance = self.lambdarank_norm if self.score_distance_norm is None else self.score_distance_norm
+        log = self.lambdarank_norm if self.log_norm is None else self.log_norm
+        return distance, log
+
+    def _gains(self, labels) -> np.ndarray:
+        top = int(labels.max()) if labels.size else 0
+        if self.label_gain is None:
+            if top >= _DEFAULT_GAIN_LABELS:
+                raise ValueError(f"label {top} is beyond the default label_gain (labels 0..30, as LightGBM's); "
+                                 "pass label_gain=[...] to cover it")
+            return np.exp2(np.arange(_DEFAULT_GAIN_LABELS, dtype=np.float64)) - 1.0
+        if top >= len(self.label_gain):
+            raise ValueError(f"label {top} has no entry in label_gain (it covers labels 0..{len(self.label_gain) - 1})")
+        return np.asarray(self.label_gain, dtype=np.float64)
+
+    def _prepare(self, data: QueryData):
+        gains = self._gains(data.labels)
+        longest = int(np.diff(data.offsets).max())
+        at = self.max_dcg_at or self.lambdarank_truncation_level or longest
+        discounts = 1.0 / np.log2(2.0 + np.arange(longest))  # D(i), by position
+        inverse_max_dcgs = np.empty(data.offsets.size - 1)
+        over_queries(_inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcgs)
+        return gains, discounts, inverse_max_dcgs
+
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
+        gains, discounts, inverse_max_dcgs = state
+        truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
+        distance, log = self._switches
+        over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
+                     discounts, self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
+                     self.lightgbm_arithmetic, grad, hess)
+        return None  # no loss: see the class docstring
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _maybe_bool(value):
+    return None if value is None else bool(value)
