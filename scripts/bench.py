@@ -112,8 +112,8 @@ def lambdarank_rows(n_queries: int, repeats: int) -> list[dict]:
 
 def _short(obj) -> str:
     """The objective with only the parameters that differ from their defaults."""
-    defaults = type(obj)()._params()
-    changed = ", ".join(f"{k}={v!r}" for k, v in obj._params().items() if v != defaults[k])
+    defaults = type(obj)().get_params()
+    changed = ", ".join(f"{k}={v!r}" for k, v in obj.get_params().items() if v != defaults[k])
     return f"{type(obj).__name__}({changed})"
 
 

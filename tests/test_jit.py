@@ -55,7 +55,7 @@ def test_results_do_not_depend_on_the_number_of_threads(obj, monkeypatch):
     calls = []
     real_run = _jit.run_in_threads
     monkeypatch.setattr(_jit, "run_in_threads", lambda calls_, n: calls.append(len(calls_)) or real_run(calls_, n))
-    threaded = type(obj)(**obj._params()).gradients(scores, data.labels, data.offsets)
+    threaded = type(obj)(**obj.get_params()).gradients(scores, data.labels, data.offsets)
     assert calls, "the objective did not go through the threads"
     np.testing.assert_array_equal(threaded[0], serial[0])
     np.testing.assert_array_equal(threaded[1], serial[1])

@@ -191,7 +191,7 @@ def train(engine: str, objective, train_data, valid_data=None, **kwargs) -> Trai
 def describe_objective(objective) -> tuple[str, dict]:
     """Name and parameters of an objective given as an instance or a built-in name."""
     if isinstance(objective, RankingObjective):
-        return objective.name, objective._params()
+        return objective.name, objective.get_params()
     return str(objective), {}
 
 

@@ -1,18 +1,22 @@
 """plboost's ranking objectives, usable as LightGBM and XGBoost custom objectives.
 
+An objective is a module of its own (kernels and a :class:`RankingObjective` subclass) and one entry in the
+``registry(...)`` line below: the CLI, the engines and the generic tests take every objective from
+``OBJECTIVES``.
+
 >>> from plboost.objectives import PLRank, get_objective
 >>> get_objective("plrank", top_k=5)
 PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, compress_contexts=True, hessian_floor=1e-06)
 """
 
-from ._base import RankingObjective
+from ._base import RankingObjective, registry
 from .partition import PLLowerBound, PLPartition
 from .plrank import PLRank, PLRankState
 from .umart import UMart
 from .urank import URank
 
 #: objective classes by the name the CLI and result files use
-OBJECTIVES = {cls.name: cls for cls in (PLRank, URank, UMart, PLPartition, PLLowerBound)}
+OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound)
 
 
 def get_objective(name: str, **params) -> RankingObjective:
@@ -24,5 +28,5 @@ def get_objective(name: str, **params) -> RankingObjective:
     return cls(**params)
 
 
-__all__ = ["OBJECTIVES", "PLLowerBound", "PLPartition", "PLRank", "PLRankState", "RankingObjective", "UMart",
-           "URank", "get_objective"]
+__all__ = ["OBJECTIVES", "PLRankState", "RankingObjective", "get_objective", "registry",
+           *(cls.__name__ for cls in OBJECTIVES.values())]

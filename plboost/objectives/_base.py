@@ -1,5 +1,5 @@
-"""What every plboost objective shares: the engine adapters, per-dataset state, the hessian floor and
-the losses.
+"""What every plboost objective shares: the engine adapters, per-dataset state, the hessian floor, the
+parameters and the registry.
 
 An objective is written once, as pure kernels over the flat layout (scores, labels, int64 query offsets;
 see :mod:`plboost._queries`). :class:`RankingObjective` turns it into a custom objective for
@@ -18,6 +18,7 @@ belongs to (labels and query boundaries), never by object identity or by the ord
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -141,7 +142,9 @@ class RankingObjective:
 
     A subclass implements :meth:`_prepare` (per-dataset state, computed once and cached by the data's
     fingerprint) and :meth:`_gradients` (a kernel call filling float32 gradient and raw hessian arrays and
-    returning the per-query losses, which :meth:`losses` hands out).
+    returning the per-query losses), and stores every argument of its ``__init__`` as an attribute of the
+    same name: :meth:`get_params` reads them off the signature, and copies, pickles and ``repr`` are built
+    from it.
 
     Neither engine checks hessians, and a zero hessian silently stops learning (a leaf's value is
     ``-sum(g) / (sum(h) + lambda)``), so every hessian handed to an engine is at least ``hessian_floor``
@@ -165,8 +168,13 @@ class RankingObjective:
     #: gradients depend on the scores only through softmaxes of them, so the kernels get them relative to
     #: each query's top, with wide gaps narrowed (see ``_relative_scores``)
     _softmax_of_scores = True
+    #: constructor arguments that are former names of others: accepted, never reported by :meth:`get_params`
+    _aliases: tuple[str, ...] = ()
     #: why the objective has no loss, for one whose :meth:`_gradients` returns None (see :meth:`losses`)
     _no_loss_reason: str = ""
+    #: valid values other than the defaults, for arguments from whose default and annotation the tests
+    #: cannot make one (``tests/objectives/test_base.py`` gives every argument a value other than its default)
+    _non_default_examples: dict[str, object] = {}
 
     def __init__(self, *, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         hessian_floor = float(hessian_floor)
@@ -188,9 +196,32 @@ class RankingObjective:
         query), or None for an objective without a loss (with ``_no_loss_reason``)."""
         raise NotImplementedError
 
-    def _params(self) -> dict:
-        """The constructor arguments, for ``repr`` and result files."""
-        return {"hessian_floor": self.hessian_floor}
+    # ----------------------------------------------------------------------------------------------
+    # parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        """The arguments of ``__init__`` but for ``_aliases``, in the signature's order.
+
+        As scikit-learn's ``BaseEstimator.get_params``: the signature is the one list of parameters, so a
+        new argument is reported, copied and pickled without another edit, as long as ``__init__`` stores
+        it under its own name. ``*args`` and ``**kwargs`` are refused: they hide what is passed.
+        """
+        names = []
+        for parameter in inspect.signature(cls.__init__).parameters.values():
+            if parameter.name == "self" or parameter.name in cls._aliases:
+                continue
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.__init__ takes {parameter}: objectives name every parameter")
+            names.append(parameter.name)
+        return names
+
+    def get_params(self) -> dict:
+        """The constructor arguments, by name: ``type(obj)(**obj.get_params())`` is an equal objective.
+
+        Used by ``repr``, copies (``lgb.train`` deep-copies its params), pickles, result files and the
+        engines. Arguments whose default depends on others (uMart's preset) are reported as resolved.
+        """
+        return {name: getattr(self, name) for name in self._param_names()}
 
     # ----------------------------------------------------------------------------------------------
     # the pure interface
@@ -378,19 +409,29 @@ class RankingObjective:
 
     def __deepcopy__(self, memo):
         # lgb.train deep-copies params; the copy starts with fresh caches (states are rebuilt on demand).
-        clone = type(self)(**self._params())
+        clone = type(self)(**self.get_params())
         memo[id(self)] = clone
         return clone
 
     def __getstate__(self):
-        return {"params": self._params()}
+        return {"params": self.get_params()}
 
     def __setstate__(self, state):
         self.__init__(**state["params"])
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def registry(*classes: type[RankingObjective]) -> dict[str, type[RankingObjective]]:
+    """Objective classes by their ``name``, refusing an unnamed class or a name given twice."""
+    by_name: dict[str, type[RankingObjective]] = {}
+    for cls in classes:
+        if not cls.name or cls.name in by_name:
+            raise ValueError(f"{cls.__name__}: objective name {cls.name!r} is empty or already registered")
+        by_name[cls.name] = cls
+    return by_name
 
 
 @contextmanager

@@ -560,35 +560,34 @@ class PLPartition(RankingObjective):
         less. The terms evaluated grow about as sqrt(log(1/tolerance)) for large partitions and
         log(1/tolerance) for small ones (MSLR-like data: 17.7, 21.2 and 25.4 per document of S at 1e-8,
         1e-10 and 1e-12). Between 1e-16 and 1e-2.
-    quadrature_step : float, optional
-        The former accuracy knob, still accepted: the trapezoid's step h at the widest peaks, read as
-        ``tolerance = exp(2.3 - π²/h)`` (0.5 → 3e-8, 0.4 → 2e-10, 0.3 → 5e-14). Between 0.05 and 1; not
-        together with ``tolerance``.
     hessian_floor : float, default 1e-6
         Lower bound of every hessian handed to the engines.
+    quadrature_step : float, optional
+        The former accuracy knob, still accepted (an alias: ``get_params`` reports the ``tolerance`` it
+        sets): the trapezoid's step h at the widest peaks, read as ``tolerance = exp(2.3 - π²/h)``
+        (0.5 → 3e-8, 0.4 → 2e-10, 0.3 → 5e-14). Between 0.05 and 1; refused with a ``tolerance`` other
+        than the default.
 
     The math is in the module docstring (Ma et al., AISTATS 2021).
     """
 
     name = "pl_partition"
+    _aliases = ("quadrature_step",)
 
-    def __init__(self, *, tolerance: float | None = None, quadrature_step: float | None = None,
-                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+    def __init__(self, *, tolerance: float = DEFAULT_TOLERANCE, hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+                 quadrature_step: float | None = None):
         super().__init__(hessian_floor=hessian_floor)
         if quadrature_step is not None:
-            if tolerance is not None:
+            if tolerance != DEFAULT_TOLERANCE:
                 raise ValueError("give tolerance or quadrature_step (its former name), not both")
             quadrature_step = float(quadrature_step)
             if not 0.05 <= quadrature_step <= 1.0:
                 raise ValueError(f"quadrature_step must be between 0.05 and 1, got {quadrature_step!r}")
             tolerance = _tolerance_of_step(quadrature_step)
-        tolerance = DEFAULT_TOLERANCE if tolerance is None else float(tolerance)
+        tolerance = float(tolerance)
         if not 1e-16 <= tolerance <= 1e-2:
             raise ValueError(f"tolerance must be between 1e-16 and 1e-2, got {tolerance!r}")
         self.tolerance = tolerance
-
-    def _params(self) -> dict:
-        return {"tolerance": self.tolerance, "hessian_floor": self.hessian_floor}
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         return self._run_counting(scores, data, grad, hess)[0]

@@ -500,11 +500,6 @@ class PLRank(RankingObjective):
         self.skip_uniform_queries = bool(skip_uniform_queries)
         self.compress_contexts = bool(compress_contexts)
 
-    def _params(self) -> dict:
-        return {"top_k": self.top_k, "n_permutations": self.n_permutations, "seed": self.seed,
-                "skip_uniform_queries": self.skip_uniform_queries,
-                "compress_contexts": self.compress_contexts, "hessian_floor": self.hessian_floor}
-
     def _prepare(self, data: QueryData) -> PLRankState:
         labels, offsets = data.labels, data.offsets
         sizes = np.diff(offsets)

@@ -364,6 +364,10 @@ class UMart(RankingObjective):
     _softmax_of_scores = False
     _no_loss_reason = ("LambdaMART-style lambdas are not the gradient of any loss: the pair weights change with "
                        "the documents' positions and the pair terms' mixed partial derivatives are not symmetric")
+    #: lightgbm_arithmetic needs window=1 and hessian_sigma_power=2; the preset and truncation level are named
+    _non_default_examples = {"window": 1, "hessian_sigma_power": 2, "lightgbm_arithmetic": True, "preset": "paper",
+                             "lambdarank_truncation_level": 12,
+                             "label_gain": tuple(float(y) for y in range(_DEFAULT_GAIN_LABELS))}
 
     def __init__(self, *, window: int = 2, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
@@ -402,15 +406,6 @@ class UMart(RankingObjective):
             if gains.ndim != 1 or gains.size == 0 or not np.all(np.isfinite(gains)):
                 raise ValueError("label_gain must be a non-empty sequence of finite numbers")
             self.label_gain = tuple(float(g) for g in gains)
-
-    def _params(self) -> dict:
-        return {"window": self.window, "sigmoid": self.sigmoid,
-                "lambdarank_truncation_level": self.lambdarank_truncation_level,
-                "lambdarank_norm": self.lambdarank_norm, "label_gain": self.label_gain,
-                "max_dcg_at": self.max_dcg_at, "score_distance_norm": self.score_distance_norm,
-                "log_norm": self.log_norm, "hessian_sigma_power": self.hessian_sigma_power,
-                "preset": self.preset, "lightgbm_arithmetic": self.lightgbm_arithmetic,
-                "hessian_floor": self.hessian_floor}
 
     @property
     def _switches(self) -> tuple[bool, bool]:

@@ -1,7 +1,9 @@
 """The engine adapters every objective shares: LightGBM, LGBMRanker, lgb.cv, XGBoost."""
 
 import copy
+import inspect
 import pickle
+import typing
 
 import lightgbm as lgb
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics, query_folds
-from plboost.objectives import OBJECTIVES, PLLowerBound, PLPartition, PLRank, UMart, URank, get_objective
+from plboost.objectives import OBJECTIVES, PLLowerBound, PLPartition, PLRank, UMart, URank, get_objective, registry
 
 pytestmark = pytest.mark.engine
 
@@ -29,6 +31,109 @@ def ranking_arrays():
 
 LGB_PARAMS = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5, "verbosity": -1, "seed": 1,
               "num_threads": 1}
+
+
+# --------------------------------------------------------------------------------------------------
+# Parameters
+
+def _derived_value(parameter: inspect.Parameter):
+    """A value other than the parameter's default, from the default and the annotation: a bool flipped,
+    an int plus one, a float doubled (1.0 for 0), and for a None default the first of bool (True), int (2)
+    or float (0.5) that the annotation allows."""
+    default = parameter.default
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, int):
+        return default + 1
+    if isinstance(default, float):
+        return 2.0 * default if default else 1.0
+    if default is None:
+        allowed = typing.get_args(parameter.annotation)
+        for kind, value in ((bool, True), (int, 2), (float, 0.5)):
+            if kind in allowed:
+                return value
+    pytest.fail(f"no value other than the default can be derived for {parameter}: name one in the class's "
+                "_non_default_examples")
+
+
+def non_default_arguments(cls) -> dict:
+    """A valid value other than its default for EVERY argument of ``cls.__init__`` but its aliases: the
+    class's ``_non_default_examples`` where it names one, else ``_derived_value``."""
+    signature = inspect.signature(cls.__init__, eval_str=True)
+    arguments = {}
+    for name, parameter in signature.parameters.items():
+        if name == "self" or name in cls._aliases:
+            continue
+        value = cls._non_default_examples[name] if name in cls._non_default_examples else _derived_value(parameter)
+        assert value is not parameter.default and value != parameter.default, f"{cls.__name__}: {name} at its default"
+        arguments[name] = value
+    assert set(cls._non_default_examples) <= set(arguments), "examples of arguments that do not exist"
+    return arguments
+
+
+QUERY_LABELS, QUERY_OFFSETS = np.array([1.0, 0.0, 2.0, 2.0, 0.0, 1.0, 0.0]), np.array([0, 3, 7])
+QUERY_SCORES = np.array([0.3, -0.2, 1.1, 0.4, 0.4, -1.0, 0.0])
+
+
+def test_get_params_is_the_constructor_signature(objective_class):
+    """Reported: every argument of __init__ but the aliases, in order; an objective rebuilt from them is
+    the same objective."""
+    names = [name for name in inspect.signature(objective_class.__init__).parameters
+             if name != "self" and name not in objective_class._aliases]
+    for obj in (objective_class(), objective_class(**non_default_arguments(objective_class))):
+        assert list(obj.get_params()) == names
+        rebuilt = objective_class(**obj.get_params())
+        assert rebuilt.get_params() == obj.get_params() and repr(rebuilt) == repr(obj)
+
+
+def test_every_parameter_survives_copies_and_pickles(objective_class):
+    """Every constructor argument at a value other than its default comes back from copy.deepcopy (what
+    lgb.train does to its params), pickle and a deep copy of a params dict; a cached state does not travel
+    and does not matter."""
+    arguments = non_default_arguments(objective_class)
+    obj = objective_class(**arguments)
+    assert obj.get_params() == arguments
+    expected = obj.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
+    for clone in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj)), copy.deepcopy({"objective": obj})["objective"]):
+        assert type(clone) is objective_class and clone is not obj and not clone._states
+        assert clone.get_params() == arguments
+        assert repr(clone) == repr(obj)
+        for got, want in zip(clone.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS), expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.engine
+def test_lgb_train_trains_with_every_parameter(objective_class, ranking_arrays):
+    """lgb.train deep-copies its params: the objective that trains is a copy, and it must carry every
+    argument (a parameter missing from the copy would train silently with its default)."""
+    X, labels, sizes, _ = ranking_arrays
+    arguments = non_default_arguments(objective_class)
+    trained = []
+
+    class Recording(objective_class):
+        def __call__(self, preds, data):
+            trained.append(self)
+            return super().__call__(preds, data)
+
+    obj = Recording(**arguments)
+    lgb.train({"objective": obj, **LGB_PARAMS}, lgb.Dataset(X, labels, group=sizes), num_boost_round=1)
+    assert trained and all(t is not obj for t in trained), "LightGBM trained the objective itself, not a copy"
+    for t in trained:
+        assert type(t) is Recording and t.get_params() == arguments
+
+
+def test_partition_quadrature_step_is_accepted_but_not_reported():
+    obj = PLPartition(quadrature_step=0.3)
+    assert obj.get_params() == {"tolerance": obj.tolerance, "hessian_floor": 1e-6}
+    assert copy.deepcopy(obj).tolerance == obj.tolerance
+
+
+def test_get_objective_and_the_registry():
+    assert repr(get_objective("plrank", top_k=3)) == repr(PLRank(top_k=3))
+    with pytest.raises(ValueError, match="unknown plboost objective 'nonesuch'"):
+        get_objective("nonesuch")
+    with pytest.raises(ValueError, match="'urank' is empty or already registered"):
+        registry(PLRank, URank, URank)
 
 
 def _small_queries():
@@ -136,10 +241,10 @@ def test_lightgbm_labels_and_weights_set_after_construction_are_followed(ranking
     dataset = lgb.Dataset(X, labels, group=sizes, params=LGB_PARAMS).construct()
     scores = np.random.default_rng(7).normal(size=len(labels))
     before = obj(scores, dataset)
-    np.testing.assert_array_equal(before[0], type(obj)(**obj._params()).gradients(scores, labels, offsets)[0])
+    np.testing.assert_array_equal(before[0], type(obj)(**obj.get_params()).gradients(scores, labels, offsets)[0])
     new_labels = np.random.default_rng(8).permutation(labels)
     dataset.set_label(new_labels)
-    expected_grad, expected_hess = type(obj)(**obj._params()).gradients(scores, new_labels, offsets)
+    expected_grad, expected_hess = type(obj)(**obj.get_params()).gradients(scores, new_labels, offsets)
     grad, hess = obj(scores, dataset)
     np.testing.assert_array_equal(grad, expected_grad)
     np.testing.assert_array_equal(hess, expected_hess)
@@ -147,7 +252,7 @@ def test_lightgbm_labels_and_weights_set_after_construction_are_followed(ranking
     dataset.set_weight(weights)
     np.testing.assert_allclose(obj(scores, dataset)[0], expected_grad * weights.astype(np.float32), rtol=1e-6)
     booster = lgb.train({"objective": obj, **LGB_PARAMS}, dataset, num_boost_round=5)
-    fresh = lgb.train({"objective": type(obj)(**obj._params()), **LGB_PARAMS},
+    fresh = lgb.train({"objective": type(obj)(**obj.get_params()), **LGB_PARAMS},
                       lgb.Dataset(X, new_labels, group=sizes, weight=weights), num_boost_round=5)
     np.testing.assert_array_equal(booster.predict(X, raw_score=True), fresh.predict(X, raw_score=True))
 
@@ -165,11 +270,11 @@ def test_xgboost_labels_set_between_trainings_are_followed(ranking_arrays, obj):
     matrix.set_label(new_labels)
     scores = np.random.default_rng(11).normal(size=len(labels))
     np.testing.assert_array_equal(obj(scores, matrix)[0],
-                                  type(obj)(**obj._params()).gradients(scores, new_labels, offsets)[0])
+                                  type(obj)(**obj.get_params()).gradients(scores, new_labels, offsets)[0])
     second = xgb.train(params, matrix, num_boost_round=3, obj=obj)
     fresh_matrix = xgb.DMatrix(X, new_labels)
     fresh_matrix.set_group(sizes)
-    fresh = xgb.train(params, fresh_matrix, num_boost_round=3, obj=type(obj)(**obj._params()))
+    fresh = xgb.train(params, fresh_matrix, num_boost_round=3, obj=type(obj)(**obj.get_params()))
     np.testing.assert_array_equal(second.predict(matrix, output_margin=True),
                                   fresh.predict(matrix, output_margin=True))
     assert not np.array_equal(second.predict(matrix, output_margin=True), first.predict(matrix, output_margin=True))
@@ -230,18 +335,3 @@ def test_every_objective_trains_xgboost_and_improves_ndcg(ranking_arrays, obj):
 
 def test_every_registered_objective_is_covered():
     assert {obj.name for obj in EVERY_OBJECTIVE} == set(OBJECTIVES)
-
-
-def test_copies_and_pickles_keep_the_parameters():
-    obj = PLRank(top_k=3, n_permutations=2, seed=9, skip_uniform_queries=False, compress_contexts=False,
-                 hessian_floor=1e-4)
-    labels, offsets = np.array([1.0, 0.0, 2.0]), np.array([0, 3])
-    obj.state(labels, offsets)
-    for original in (obj, UMart(preset="paper", window=3), URank(hessian_floor=0.0)):
-        for clone in (copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
-            assert repr(clone) == repr(original)
-            np.testing.assert_array_equal(clone.gradients(np.arange(3.0), labels, offsets)[0],
-                                          original.gradients(np.arange(3.0), labels, offsets)[0])
-    assert repr(get_objective("plrank", top_k=3)) == repr(PLRank(top_k=3))
-    with pytest.raises(ValueError, match="unknown plboost objective 'listnet'"):
-        get_objective("listnet")

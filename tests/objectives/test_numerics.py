@@ -60,7 +60,7 @@ def test_narrowing_wide_gaps_changes_no_gradient(obj):
     within = np.round(rng.uniform(-2.0, 2.0, LABELS.size), 2)
     within[3] = within[4]  # a tie inside a far run
     narrowed_grad, narrowed_hess = obj.gradients(runs + within, LABELS, OFFSETS)
-    raw = type(obj)(**obj._params())
+    raw = type(obj)(**obj.get_params())
     raw._softmax_of_scores = False
     raw_grad, raw_hess = raw.gradients(runs + within, LABELS, OFFSETS)
     np.testing.assert_allclose(narrowed_grad, raw_grad, rtol=1e-6, atol=1e-7)

@@ -277,7 +277,7 @@ def test_the_quadrature_step_is_read_as_a_tolerance():
     assert PLPartition(quadrature_step=0.05).tolerance == 1e-16
     assert PLPartition().tolerance == 1e-10
     obj = PLPartition(quadrature_step=0.3)
-    assert type(obj)(**obj._params()).tolerance == obj.tolerance
+    assert type(obj)(**obj.get_params()).tolerance == obj.tolerance
     with pytest.raises(ValueError, match="not both"):
         PLPartition(tolerance=1e-9, quadrature_step=0.4)
 
