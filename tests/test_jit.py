@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plboost import _jit
+from plboost import _jit, objectives
 from plboost._numerics import stable_argsort
 from plboost.data import make_synthetic
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from plboost.objectives import PLRank, UMart
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4097])
@@ -40,9 +40,9 @@ def test_query_ranges_of_no_queries_are_empty():
     assert _jit.query_ranges(np.array([0]), 4) == []
 
 
-OBJECTIVES = [PLRank(top_k=5, n_permutations=3), URank(), UMart(window=1), UMart(window=3), PLPartition(),
-              PLLowerBound()]
-
+#: every registered objective at its defaults, and settings with kernel paths of their own
+OBJECTIVES = [*(cls() for cls in objectives.OBJECTIVES.values()), PLRank(top_k=5, n_permutations=3),
+              UMart(window=1), UMart(window=1, lightgbm_arithmetic=True)]
 
 
 @pytest.mark.parametrize("obj", OBJECTIVES, ids=repr)

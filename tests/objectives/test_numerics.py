@@ -10,35 +10,38 @@ import pytest
 
 import plboost
 from plboost._queries import InvalidLabelError
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from plboost.objectives import PLRank, UMart, URank
 from plboost.objectives._base import WIDEST_SCORE_GAP, _relative_scores
 
-SOFTMAX = [PLRank(top_k=3, n_permutations=3), PLRank(top_k=None, skip_uniform_queries=False), URank(),
-           PLPartition(), PLLowerBound()]
-EVERY = SOFTMAX + [UMart(window=1), UMart(window=3), UMart(preset="paper")]
+#: settings with code paths of their own, tested beside every registered objective at its defaults (the
+#: ``objective`` fixture): several permutations, the whole list with uniform queries kept, uMart's B = 1
+#: path, wider windows and the authors' preset
+SETTINGS = [PLRank(top_k=3, n_permutations=3), PLRank(top_k=None, skip_uniform_queries=False), UMart(window=1),
+            UMart(window=3), UMart(preset="paper")]
+CONSTANTS = [1e30, -1e30, 2.0 ** 60, 1e308, -1e308]
 LABELS = np.array([3.0, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0, 4.0, 2.0, 1.0, 0.0, 3.0])
 OFFSETS = np.array([0, 5, 12])
 
 
-@pytest.mark.parametrize("obj", EVERY, ids=repr)
-@pytest.mark.parametrize("constant", [1e30, -1e30, 2.0 ** 60, 1e308, -1e308])
-def test_scores_of_one_large_constant_give_the_gradients_of_zeros(obj, constant):
+@pytest.mark.parametrize("constant", CONSTANTS)
+def test_scores_of_one_large_constant_give_the_gradients_of_zeros(objective, constant):
     """Before: the log-sum-exp of n scores of 1e30 was 1e30 (not 1e30 + log n), so every document got
     probability 1 and a query's gradients summed to 10-21."""
-    grad, hess = obj.gradients(np.full(LABELS.size, constant), LABELS, OFFSETS)
-    expected_grad, expected_hess = obj.gradients(np.zeros(LABELS.size), LABELS, OFFSETS)
+    grad, hess = objective.gradients(np.full(LABELS.size, constant), LABELS, OFFSETS)
+    expected_grad, expected_hess = objective.gradients(np.zeros(LABELS.size), LABELS, OFFSETS)
     np.testing.assert_array_equal(grad, expected_grad)
     np.testing.assert_array_equal(hess, expected_hess)
 
 
-@pytest.mark.parametrize("obj", EVERY, ids=repr)
-def test_scores_of_plus_and_minus_1e308_give_finite_zero_sum_gradients(obj):
+def test_scores_of_plus_and_minus_1e308_give_finite_zero_sum_gradients(objective):
     """Before: URank's hessians were NaN (2 s overflowed) and PL-Partition's everything."""
     scores = np.where(np.arange(LABELS.size) % 3 == 0, 1e308, -1e308)
-    grad, hess = obj.gradients(scores, LABELS, OFFSETS)
+    grad, hess = objective.gradients(scores, LABELS, OFFSETS)
     assert np.all(np.isfinite(grad)) and np.all(hess >= 1e-6)
     sums = np.add.reduceat(grad.astype(np.float64), OFFSETS[:-1])
     assert np.all(np.abs(sums) <= 1e-6 * np.maximum(1.0, np.add.reduceat(np.abs(grad), OFFSETS[:-1])))
+
+
 
 
 def test_relative_scores_subtract_the_top_and_narrow_the_wide_gaps():
@@ -51,10 +54,13 @@ def test_relative_scores_subtract_the_top_and_narrow_the_wide_gaps():
     np.testing.assert_array_equal(_relative_scores(scores, offsets), expected)
 
 
-@pytest.mark.parametrize("obj", SOFTMAX, ids=repr)
-def test_narrowing_wide_gaps_changes_no_gradient(obj):
+def test_narrowing_wide_gaps_changes_no_gradient(objective):
     """Runs of close scores far apart: the kernels on the raw scores (small enough to be exact here) and
-    on the narrowed ones agree, and agree with the same runs set much further apart."""
+    on the narrowed ones agree, and agree with the same runs set much further apart (objectives that see
+    the scores only through softmaxes; the others get the raw scores)."""
+    if not objective._softmax_of_scores:
+        pytest.skip(f"{type(objective).__name__} takes the raw scores")
+    obj = objective
     rng = np.random.default_rng(3)
     runs = np.array([0.0, 0.0, -1500.0, -1500.0, -1500.0, -1500.0, -4200.0, -4200.0, 0.0, -1200.0, -1200.0, -5e3])
     within = np.round(rng.uniform(-2.0, 2.0, LABELS.size), 2)
@@ -68,6 +74,16 @@ def test_narrowing_wide_gaps_changes_no_gradient(obj):
     further_grad, further_hess = obj.gradients(runs * 40.0 + within, LABELS, OFFSETS)
     np.testing.assert_allclose(further_grad, narrowed_grad, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(further_hess, narrowed_hess, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("objective", SETTINGS, ids=repr)
+def test_other_settings_at_the_edges_of_floating_point(objective):
+    """The three tests above, for the settings with code paths of their own."""
+    for constant in CONSTANTS:
+        test_scores_of_one_large_constant_give_the_gradients_of_zeros(objective, constant)
+    test_scores_of_plus_and_minus_1e308_give_finite_zero_sum_gradients(objective)
+    if objective._softmax_of_scores:
+        test_narrowing_wide_gaps_changes_no_gradient(objective)
 
 
 def test_urank_takes_labels_up_to_100_and_refuses_larger_ones_clearly():
