@@ -14,8 +14,10 @@ from plboost.objectives import PLRank, UMart
 
 pytestmark = pytest.mark.engine
 
-mpmath.mp.dps = 30
-NEWTON_STEP = mpmath.mpf("1e-8")  # central-difference step of newton_step_along, made at this precision
+#: working precision of the references: set per call (mpmath.workdps), not globally at import, so that it
+#: does not depend on which test module was imported last
+DIGITS = 30
+NEWTON_STEP = "1e-8"  # central-difference step of newton_step_along, read at that precision
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,7 @@ def small_valid():
     return make_synthetic(n_queries=15, n_features=8, docs_per_query=(2, 30), seed=4)
 
 
+@mpmath.workdps(DIGITS)
 def reference_loss(scores, data, state, n_permutations):
     """The PLRank loss written plainly: per query, the mean over its sampled permutations of
     sum_j [log sum_{t >= j} exp(s_pi(t)) - s_pi(j)] over the top k, in high precision."""
@@ -46,8 +49,11 @@ def reference_loss(scores, data, state, n_permutations):
     return total
 
 
+@mpmath.workdps(DIGITS)
 def newton_step_along(scores, direction, data, state, n_permutations, lambda_l2, step=NEWTON_STEP):
     """-f'(0) / (f''(0) + lambda_l2) for f(t) = loss(scores + t * direction), by central differences."""
+    step = mpmath.mpf(step)
+
     def f(t):
         return reference_loss([mpmath.mpf(float(s)) + t * int(u) for s, u in zip(scores, direction, strict=True)],
                               data, state, n_permutations)

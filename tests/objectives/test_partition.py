@@ -9,12 +9,15 @@ import pytest
 from plboost.objectives import PLLowerBound, PLPartition
 from plboost.objectives._base import QueryData
 
-mpmath.mp.dps = 40
+#: working precision of the references: set per call (mpmath.workdps), not globally at import, so that it
+#: does not depend on which test module was imported last
+DIGITS = 40
 
 
 # --------------------------------------------------------------------------------------------------
 # References, written plainly
 
+@mpmath.workdps(DIGITS)
 def brute_force_loss(scores, labels):
     """-log of the probability, summed over all permutations, that higher labels come first (n <= 7)."""
     n = len(scores)
@@ -60,6 +63,7 @@ def _inclusion_exclusion(scores, labels):
     return total
 
 
+@mpmath.workdps(DIGITS)
 def lower_bound_loss(scores, labels):
     """-Σ log [n_S! Π_S e^{s_i} / (Σ_{S∪R} e^{s_j})^{n_S}]."""
     total = mpmath.mpf(0)
@@ -90,23 +94,6 @@ def quadrature_reference_loss(scores, labels):
         psi = z - np.exp(z) + log_one_minus.sum(axis=0)
         total -= psi.max() + np.log(np.exp(psi - psi.max()).sum() * (z[1] - z[0]))
     return total
-
-
-FINITE_DIFFERENCE_STEP = mpmath.mpf("1e-12")
-
-
-def mp_finite_differences(loss, scores, labels, step=FINITE_DIFFERENCE_STEP):
-    base = [mpmath.mpf(float(s)) for s in scores]
-    center = loss(base, labels)
-    grad, hess = [], []
-    for i in range(len(base)):
-        up, down = list(base), list(base)
-        up[i] += step
-        down[i] -= step
-        loss_up, loss_down = loss(up, labels), loss(down, labels)
-        grad.append(float((loss_up - loss_down) / (2 * step)))
-        hess.append(float((loss_up - 2 * center + loss_down) / step ** 2))
-    return np.array(grad), np.array(hess), center
 
 
 # --------------------------------------------------------------------------------------------------
@@ -142,14 +129,14 @@ def test_log_likelihood_matches_inclusion_exclusion(size, spread, shift):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_gradients_and_hessians_match_finite_differences_of_the_exact_likelihood(seed):
+def test_gradients_and_hessians_match_finite_differences_of_the_exact_likelihood(seed, central_differences):
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(2, 10))
     scores = rng.normal(scale=2.0 + 3 * seed, size=n)
     labels = rng.integers(0, 4, size=n).astype(float)
     labels[0], labels[-1] = 3.0, 0.0
     grad, hess = PLPartition().gradients(scores, labels, np.array([0, n]))
-    fd_grad, fd_hess, _ = mp_finite_differences(inclusion_exclusion_loss, scores, labels)
+    fd_grad, fd_hess, _ = central_differences(lambda s: inclusion_exclusion_loss(s, labels), scores, digits=DIGITS)
     np.testing.assert_allclose(grad, fd_grad, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(hess, np.maximum(fd_hess, 1e-6), rtol=2e-6, atol=1e-7)
     assert abs(float(grad.astype(np.float64).sum())) < 1e-5
@@ -229,34 +216,31 @@ def test_large_partitions_match_the_reference_quadrature(case):
         assert hess[i] == pytest.approx(max(fd_hess, 1e-6), rel=1e-4, abs=1e-6), (i, "hessian")
 
 
-@pytest.mark.parametrize("step, tolerance", [(0.5, 1e-7), (0.4, 1e-9), (0.3, 1e-11)])
-def test_the_quadrature_step_sets_the_accuracy(step, tolerance):
-    """Absolute errors of log P against the reference, partitions of 2-50 documents, |R| up to 200,
-    logits over ±10, the partition level with, far above or far below R."""
+def worst_error(**params):
+    """Largest absolute error of log P against the reference quadrature, partitions of 2-50 documents,
+    |R| up to 200, logits over ±10, the partition level with, far above or far below R."""
     worst = 0.0
     for seed in range(12):
         rng = np.random.default_rng(seed)
         size, rest = int(rng.integers(2, 51)), int(rng.integers(1, 201))
         scores = np.concatenate([rng.uniform(-10, 10, size) + rng.choice([-10, 0, 10]), rng.uniform(-10, 10, rest)])
         labels = np.concatenate([np.ones(size), np.zeros(rest)])
-        loss = PLPartition(quadrature_step=step).losses(scores, labels, np.array([0, size + rest]))[0]
+        loss = PLPartition(**params).losses(scores, labels, np.array([0, size + rest]))[0]
         worst = max(worst, abs(loss - float(quadrature_reference_loss(scores, labels))))
-    assert worst < tolerance
+    return worst
+
+
+@pytest.mark.parametrize("step, tolerance", [(0.5, 1e-7), (0.4, 1e-9), (0.3, 1e-11)])
+def test_the_quadrature_step_sets_the_accuracy(step, tolerance):
+    """The former accuracy knob, on the partitions of ``worst_error``."""
+    assert worst_error(quadrature_step=step) < tolerance
 
 
 @pytest.mark.parametrize("tolerance", [1e-8, 1e-10, 1e-12])
 def test_the_tolerance_sets_the_accuracy(tolerance):
     """Absolute errors of log P against the reference stay within a few times the tolerance, on the
-    partitions of the test above; a smaller tolerance costs more nodes."""
-    worst = 0.0
-    for seed in range(12):
-        rng = np.random.default_rng(seed)
-        size, rest = int(rng.integers(2, 51)), int(rng.integers(1, 201))
-        scores = np.concatenate([rng.uniform(-10, 10, size) + rng.choice([-10, 0, 10]), rng.uniform(-10, 10, rest)])
-        labels = np.concatenate([np.ones(size), np.zeros(rest)])
-        loss = PLPartition(tolerance=tolerance).losses(scores, labels, np.array([0, size + rest]))[0]
-        worst = max(worst, abs(loss - float(quadrature_reference_loss(scores, labels))))
-    assert worst < 5 * tolerance + 1e-13
+    partitions of ``worst_error``; a smaller tolerance costs more nodes."""
+    assert worst_error(tolerance=tolerance) < 5 * tolerance + 1e-13
 
 
 def test_finer_tolerances_evaluate_more_terms():
@@ -410,7 +394,7 @@ def test_bad_quadrature_steps_are_refused(step):
 # PL-LB
 
 @pytest.mark.parametrize("seed", range(4))
-def test_lower_bound_matches_finite_differences_and_bounds_the_likelihood(seed):
+def test_lower_bound_matches_finite_differences_and_bounds_the_likelihood(seed, central_differences):
     rng = np.random.default_rng(200 + seed)
     n = int(rng.integers(2, 25))
     scores = rng.normal(scale=3.0, size=n)
@@ -418,7 +402,7 @@ def test_lower_bound_matches_finite_differences_and_bounds_the_likelihood(seed):
     labels[0], labels[-1] = 3.0, 0.0
     offsets = np.array([0, n])
     grad, hess = PLLowerBound().gradients(scores, labels, offsets)
-    fd_grad, fd_hess, loss = mp_finite_differences(lower_bound_loss, scores, labels)
+    fd_grad, fd_hess, loss = central_differences(lambda s: lower_bound_loss(s, labels), scores, digits=DIGITS)
     np.testing.assert_allclose(grad, fd_grad, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(hess, np.maximum(fd_hess, 1e-6), rtol=2e-6, atol=1e-7)
     bound = PLLowerBound().losses(scores, labels, offsets)[0]

@@ -9,10 +9,13 @@ from scipy import stats
 
 from plboost.objectives import PLRank
 
-mpmath.mp.dps = 40
-STEP = mpmath.mpf("1e-12")  # central-difference step of the finite differences below, made at this precision
+#: working precision of the references: set per call (mpmath.workdps), not globally at import, so that it
+#: does not depend on which test module was imported last
+DIGITS = 40
+STEP = "1e-12"  # central-difference step of the finite differences below, read at that precision
 
 
+@mpmath.workdps(DIGITS)
 def reference_loss(scores, top_lists):
     """Mean over permutations of the truncated PL negative log-likelihood, in high precision.
 
@@ -26,21 +29,6 @@ def reference_loss(scores, top_lists):
             total += mpmath.log(mpmath.fsum(mpmath.exp(scores[d]) for d in remaining)) - scores[doc]
             remaining.remove(doc)
     return total / len(top_lists)
-
-
-def finite_differences(scores, top_lists, step=STEP):
-    """Central first and second differences of the reference loss, one coordinate at a time."""
-    base = [mpmath.mpf(float(s)) for s in scores]
-    center = reference_loss(base, top_lists)
-    grad, hess = [], []
-    for i in range(len(base)):
-        up, down = list(base), list(base)
-        up[i] += step
-        down[i] -= step
-        loss_up, loss_down = reference_loss(up, top_lists), reference_loss(down, top_lists)
-        grad.append(float((loss_up - loss_down) / (2 * step)))
-        hess.append(float((loss_up - 2 * center + loss_down) / step ** 2))
-    return np.array(grad), np.array(hess)
 
 
 def random_query(rng, n, scale):
@@ -62,7 +50,7 @@ CASES = [  # (documents, top_k, permutations, score scale)
 
 @pytest.mark.parametrize("compress", [True, False])
 @pytest.mark.parametrize("n, top_k, n_perm, scale", CASES)
-def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, compress):
+def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, compress, central_differences):
     rng = np.random.default_rng([n, n_perm, int(scale)])
     scores, labels = random_query(rng, n, scale)
     labels[0] = labels.max() + 1  # at least two distinct labels, so the query is not skipped
@@ -70,7 +58,7 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
     offsets = np.array([0, n])
     grad, hess = obj.gradients(scores, labels, offsets)
     tops = tops_of(obj.state(labels, offsets), 0, n_perm)
-    fd_grad, fd_hess = finite_differences(scores, tops)
+    fd_grad, fd_hess, _ = central_differences(lambda s: reference_loss(s, tops), scores, STEP, DIGITS)
 
     assert grad.dtype == np.float32 and hess.dtype == np.float32
     assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
@@ -82,8 +70,10 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
                                  rel=1e-12, abs=1e-9)
 
 
+@mpmath.workdps(DIGITS)
 def leaf_curvature_by_finite_differences(scores, top_lists, members, step=STEP):
     """Second central difference of the reference loss along the indicator of ``members``."""
+    step = mpmath.mpf(step)
     base = [mpmath.mpf(float(s)) for s in scores]
     moved = [lambda t, d=d, s=s: s + t if d in members else s for d, s in enumerate(base)]
     up = reference_loss([shift(step) for shift in moved], top_lists)
