@@ -475,11 +475,13 @@ class PLRank(RankingObjective):
 
     Examples
     --------
+    One query of three documents, the loss on the top two positions:
+
     >>> import numpy as np
-    >>> obj = PLRank(top_k=2, n_permutations=3, seed=0)
-    >>> grad, hess = obj.gradients(np.zeros(4), np.array([2, 1, 0, 0]), np.array([0, 4]))
-    >>> float(abs(grad.sum())) < 1e-6, bool(grad[0] < 0 < grad[3])
-    (True, True)
+    >>> obj = PLRank(top_k=2)
+    >>> grad, hess = obj.gradients(np.array([0.5, 0.0, -0.5]), np.array([2, 1, 0]), np.array([0, 3]))
+    >>> print(grad.round(4), hess.round(4))
+    [-0.4935 -0.0703  0.5639] [0.25   0.4478 0.3866]
     """
 
     name = "plrank"

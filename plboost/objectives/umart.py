@@ -357,6 +357,13 @@ class UMart(RankingObjective):
 
     uMart has no :meth:`losses` (it raises NotImplementedError): as LambdaMART's, its lambdas are not the
     gradient of any loss (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lambdas, _ = UMart(window=2).gradients(np.array([0.5, 0.0, -0.5]), np.array([2, 1, 0]), np.array([0, 3]))
+    >>> print(lambdas.round(4))
+    [-0.2366  0.114   0.1226]
     """
 
     name = "umart"

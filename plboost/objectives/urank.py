@@ -127,6 +127,17 @@ class URank(RankingObjective):
         Lower bound of every hessian handed to the engines.
 
     See the module docstring for the loss, its gradient and hessian.
+
+    Examples
+    --------
+    At equal scores the document of label 2 weighs 2^2 - 1 = 3 times the one of label 1:
+
+    >>> import numpy as np
+    >>> labels, offsets = np.array([2, 1, 0]), np.array([0, 3])
+    >>> print(URank().losses(np.zeros(3), labels, offsets).round(6))  # (3 log 3 + log 2) / 2
+    [1.994492]
+    >>> print(URank().gradients(np.zeros(3), labels, offsets)[0].round(4))
+    [-1.    0.25  0.75]
     """
 
     name = "urank"
