@@ -27,6 +27,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,6 +41,8 @@ CACHE_DIR_ENV = "PLBOOST_CACHE_DIR"
 #: bump when the loader's output for the same file and options changes, to orphan older entries
 _FORMAT_VERSION = 2
 _SUBDIR = "svmlight"
+#: private directories of running processes (see scratch_directory), beside the entries
+_SCRATCH = "scratch"
 _MANIFEST = "manifest.json"
 _TMP_PREFIX = ".tmp-"
 #: names plboost gives to entries, whatever their shape: the key, alone or with a suffix (older formats)
@@ -104,13 +107,16 @@ def file_digests(paths) -> dict[str, str]:
     return digests
 
 
-def read_entry(key: str, decode: Callable[[dict[str, np.ndarray]], T]) -> T | None:
+def read_entry(key: str, decode: Callable[[dict[str, np.ndarray]], T], *,
+               lazy: Callable[[str], bool] | None = None) -> T | None:
     """The entry ``key`` decoded by ``decode(arrays)``, or None if there is none.
 
     An entry that cannot be read (an array header that promises more or less data than its file holds
     included), that ``decode`` rejects with ``KeyError`` or ``ValueError``, or whose files' digests (see
     :func:`racy_digests`) no longer match is deleted (it is rebuilt on the next store) and None is returned;
     so is a file or link of the entry's name. Digests are dropped from the entry once the files are older.
+    Arrays whose name ``lazy(name)`` holds are not read: ``decode`` gets their :class:`ArrayFile` (headers
+    checked), to read from disk as it needs them (data larger than memory).
     """
     entry = _entries_dir() / key
     if entry.is_symlink() or (entry.exists() and not entry.is_dir()):
@@ -130,7 +136,8 @@ def read_entry(key: str, decode: Callable[[dict[str, np.ndarray]], T]) -> T | No
             if not _racy(digests):
                 with contextlib.suppress(OSError):  # a read-only cache keeps checking them
                     _write_manifest(entry, names, {})
-        return decode({name: _load_array(entry / f"{name}.npy") for name in names})
+        return decode({name: array_file(entry / f"{name}.npy") if lazy is not None and lazy(name)
+                       else _load_array(entry / f"{name}.npy") for name in names})
     except (OSError, EOFError, KeyError, TypeError, ValueError, MemoryError):
         shutil.rmtree(entry, ignore_errors=True)
         return None
@@ -146,20 +153,49 @@ def _write_manifest(entry: Path, names, digests: Mapping[str, str]) -> None:
 def _load_array(path: Path) -> np.ndarray:
     """An ``.npy`` file, read only once its header is checked against the file's size (ValueError if not)."""
     with open(path, "rb") as f:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
-            raise ValueError(f"{path}: unexpected .npy version {version}")
-        if dtype.hasobject or any(n < 0 for n in shape):
-            raise ValueError(f"{path}: impossible array header")
-        expected = f.tell() + math.prod(shape) * dtype.itemsize
-        if os.fstat(f.fileno()).st_size != expected:
-            raise ValueError(f"{path}: the header promises {expected} bytes, the file holds another number")
+        _checked_header(f, path)
         f.seek(0)
         return np.lib.format.read_array(f, allow_pickle=False)
+
+
+@dataclass(frozen=True)
+class ArrayFile:
+    """An ``.npy`` file of an entry whose header was checked, left on disk: a C-order array of ``shape`` and
+    ``dtype`` whose data start ``offset`` bytes into ``path``."""
+
+    path: Path
+    shape: tuple
+    dtype: np.dtype
+    offset: int
+
+
+def array_file(path) -> ArrayFile:
+    """The :class:`ArrayFile` of an ``.npy`` file, its header checked against the file's size (ValueError if
+    it disagrees, or if the array is in Fortran order)."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        shape, fortran, dtype = _checked_header(f, path)
+        if fortran and len(shape) > 1:
+            raise ValueError(f"{path}: a Fortran-order array where C order was written")
+        return ArrayFile(path, tuple(shape), dtype, f.tell())
+
+
+def _checked_header(f, path: Path) -> tuple:
+    """``(shape, fortran_order, dtype)`` of the open ``.npy`` file ``f``, left at the start of its data;
+    ValueError if the header is impossible or promises more or fewer bytes than the file holds."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f"{path}: unexpected .npy version {version}")
+    if dtype.hasobject or any(n < 0 for n in shape):
+        raise ValueError(f"{path}: impossible array header")
+    expected = f.tell() + math.prod(shape) * dtype.itemsize
+    if os.fstat(f.fileno()).st_size != expected:
+        raise ValueError(f"{path}: the header promises {expected} bytes, the file holds another number")
+    return shape, fortran, dtype
 
 
 def write_entry(key: str, arrays: Mapping[str, np.ndarray], digests: Mapping[str, str] | None = None) -> None:
@@ -193,6 +229,57 @@ def write_entry(key: str, arrays: Mapping[str, np.ndarray], digests: Mapping[str
         warnings.warn(f"plboost: cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def scratch_directory(prefix: str = "") -> Path:
+    """A new private directory under ``<cache dir>/scratch``, for files larger than memory that are not (or
+    not yet) an entry: out-of-core chunks being parsed, XGBoost's external-memory pages. Its name starts with
+    this process's id; directories left there by processes that no longer run are removed first. It lives
+    beside the entries (on disk, not in a memory-backed ``/tmp``), so that :func:`store_directory` can rename
+    it into place. OSError if it cannot be created."""
+    root = cache_dir() / _SCRATCH
+    root.mkdir(parents=True, exist_ok=True)
+    for child in root.iterdir():
+        pid = child.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            _remove(child)
+    return Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-{prefix}", dir=root))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def store_directory(directory: Path, key: str, digests: Mapping[str, str] | None = None) -> Path | None:
+    """Make ``directory`` (from :func:`scratch_directory`, holding ``.npy`` files) the entry ``key``: a manifest
+    listing its arrays is written and the directory renamed into place, atomically. Returns the entry's path,
+    or None where nothing is stored and ``directory`` stays as it was: the files changed meanwhile (their
+    ``digests``, from :func:`racy_digests`, differ), another process stored the same entry first, or the
+    cache cannot be written (a warning)."""
+    try:
+        if digests and file_digests(digests) != digests:
+            return None
+    except OSError:  # the file went away meanwhile
+        return None
+    root = _entries_dir()
+    names = sorted(p.name[:-4] for p in directory.iterdir() if p.name.endswith(".npy"))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        _write_manifest(directory, names, digests or {})
+        directory.rename(root / key)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            (directory / _MANIFEST).unlink()
+        if not (root / key).is_dir():  # else another process stored the same entry first
+            warnings.warn(f"plboost: cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
+        return None
+    return root / key
 
 
 def clear_cache() -> int:
