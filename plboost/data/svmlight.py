@@ -294,13 +294,25 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
     return data
 
 
-def load_splits(*paths, **options) -> list[RankingData | None]:
+def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: int | None = None, log=None,
+                **options) -> list[RankingData | None]:
     """Load files used together (train, validation, test) with the same width of ``X``.
 
     Each path (None is passed through) is read by :func:`load_svmlight` with ``options``; files whose
     largest feature index is smaller are widened with zero columns to the widest, as absent SVMlight
     features are 0.
+
+    With ``out_of_core=True`` every file is read by :func:`plboost.data.load_out_of_core` instead (dense
+    chunks on disk, batches of at most ``memory_budget_bytes``), giving
+    :class:`~plboost.data.OutOfCoreData`; with None, :func:`plboost.data.out_of_core.choose_out_of_core`
+    decides for all of them from their estimated dense size and the memory available (saying so through
+    ``log``, by default standard error, when it reads them out of core).
     """
+    if out_of_core is not False:
+        from .out_of_core import load_splits_out_of_core
+
+        return load_splits_out_of_core(*paths, out_of_core=out_of_core, memory_budget_bytes=memory_budget_bytes,
+                                       log=log, **options)
     loaded = [None if path is None else load_svmlight(path, **options) for path in paths]
     width = max(data.n_features for data in loaded if data is not None)
     return [None if data is None else data.widen(width) for data in loaded]
