@@ -70,7 +70,7 @@ def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     (["train", "--train", "{train}", "--leaf-values", "exact", "--objective", "umart", "--quiet"],
      "defined for PLRank"),
     (["train", "--train", "missing.txt", "--quiet"], "missing.txt"),
-    (["train", "--train", "{train}", "--objective", "listnet", "--quiet"], "unknown objective 'listnet'"),
+    (["train", "--train", "{train}", "--objective", "plrnak", "--quiet"], "unknown objective 'plrnak'"),
     (["train", "--train", "{train}", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"],
      "lambdarank is an objective of lightgbm, not xgboost: add --engine lightgbm"),
     (["train", "--train", "{train}", "--param", "top_k=0", "--quiet"], "top_k must be a positive integer"),

@@ -260,9 +260,9 @@ CASES = [
     # --- the command line
     Case("command line", "`plboost train --train missing.txt`", cli_call("train", "--train", "missing.txt", "--quiet"),
          r"exit status 2: plboost train: error: .*missing\.txt"),
-    Case("command line", "`--objective listnet`",
-         cli_call("train", "--train", "{dir}/train.txt", "--objective", "listnet", "--quiet"),
-         r"unknown objective 'listnet'"),
+    Case("command line", "`--objective plrnak`",
+         cli_call("train", "--train", "{dir}/train.txt", "--objective", "plrnak", "--quiet"),
+         r"unknown objective 'plrnak'"),
     Case("command line", "`--engine xgboost --objective lambdarank`",
          cli_call("train", "--train", "{dir}/train.txt", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"),
          r"lambdarank is an objective of lightgbm, not xgboost: add --engine lightgbm"),

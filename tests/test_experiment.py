@@ -136,8 +136,8 @@ def test_compare_refuses_bad_input(shared_data):
     layout = find_layout(shared_data / "MQ2008")
     with pytest.raises(ValueError, match="unknown splits"):
         compare([RunSpec()], layout, splits=["Fold9"])
-    with pytest.raises(ValueError, match="unknown objective 'listnet'"):
-        compare([parse_run("listnet", RunSpec())], layout)
+    with pytest.raises(ValueError, match="unknown objective 'plrnak'"):
+        compare([parse_run("plrnak", RunSpec())], layout)
     with pytest.raises(ValueError, match="same label"):
         compare([RunSpec(), RunSpec()], layout)
     with pytest.raises(ValueError, match="same evaluation conventions"):
