@@ -13,6 +13,15 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def mq2008(shared_data):
+    """MQ2008 Fold1 as [train, valid, test] ``RankingData`` of the same width, read once; tests must not change it."""
+    from plboost.data import load_splits
+
+    fold = shared_data / "MQ2008" / "Fold1"
+    return load_splits(fold / "train.txt.gz", fold / "vali.txt.gz", fold / "test.txt.gz")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test caches parsed files in a fresh temporary directory, never in the user's home."""

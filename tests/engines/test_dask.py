@@ -8,7 +8,7 @@ from distributed import Client, LocalCluster
 
 from plboost import metrics
 from plboost.cli import main as cli
-from plboost.data import RankingData, load_splits, load_svmlight, make_synthetic
+from plboost.data import RankingData, load_svmlight, make_synthetic
 from plboost.engines import train
 from plboost.engines.dask import (DaskRankingData, QuerySplitError, check_partitions, ranking_collections,
                                   train_dask)
@@ -28,12 +28,6 @@ def client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as connected:
         yield connected
-
-
-@pytest.fixture(scope="module")
-def mq2008(shared_data):
-    fold = shared_data / "MQ2008" / "Fold1"
-    return load_splits(fold / "train.txt.gz", fold / "vali.txt.gz", fold / "test.txt.gz")
 
 
 def ndcg_at_10(model, test):

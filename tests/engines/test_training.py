@@ -7,18 +7,11 @@ import numpy as np
 import pytest
 
 from plboost import metrics
-from plboost.data import load_splits
 from plboost.engines import load_model, resolve_objective, train
 from plboost.objectives import PLRank
 
 ROUNDS = 100
 TREE_PARAMS = dict(rounds=ROUNDS, learning_rate=0.1, num_leaves=31)
-
-
-@pytest.fixture(scope="module")
-def mq2008(shared_data):
-    fold = shared_data / "MQ2008" / "Fold1"
-    return load_splits(fold / "train.txt.gz", fold / "vali.txt.gz", fold / "test.txt.gz")
 
 
 def ndcg_at_10(model, data):
