@@ -1,3 +1,4 @@
+import copy
 from pathlib import Path
 
 import pytest
@@ -28,20 +29,53 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PLBOOST_CACHE_DIR", str(tmp_path_factory.mktemp("plboost-cache")))
 
 
+# --------------------------------------------------------------------------------------------------
+# objectives: generic tests take them from plboost's registry, so that a new objective is tested as soon as
+# it is registered, without editing a test file
+
 def _registered_objectives():
     from plboost.objectives import OBJECTIVES
 
     return list(OBJECTIVES.values())
 
 
+def objective_id(obj) -> str:
+    """``name`` for an objective with its defaults, else ``name(key=value, ...)`` with the parameters that differ."""
+    defaults = type(obj)().get_params()
+    changed = ", ".join(f"{key}={value!r}" for key, value in obj.get_params().items() if value != defaults[key])
+    return f"{obj.name}({changed})" if changed else obj.name
+
+
 @pytest.fixture(params=_registered_objectives(), ids=lambda cls: cls.name)
 def objective_class(request):
-    """Every objective class in plboost's registry (``plboost.objectives.OBJECTIVES``): a test that takes
-    this fixture, or ``objective``, covers an objective as soon as it is registered."""
+    """Every objective class in plboost's registry (``plboost.objectives.OBJECTIVES``)."""
     return request.param
 
 
 @pytest.fixture
-def objective(objective_class):
-    """A default-constructed instance of every registered objective."""
-    return objective_class()
+def objective(request):
+    """Every registered objective, default-constructed, then the configurations the test names with
+    ``@pytest.mark.extra_objectives(PLRank(top_k=None), ...)``: a fresh copy for each test. (Independent of
+    ``objective_class``: a test takes one or the other. A test that parametrizes ``objective`` itself keeps
+    its own values.)"""
+    return copy.deepcopy(request.param)
+
+
+def _parametrized_names(metafunc) -> set[str]:
+    names = set()
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        argnames = marker.args[0] if marker.args else marker.kwargs["argnames"]
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        names.update(name.strip() for name in argnames)
+    return names
+
+
+def pytest_generate_tests(metafunc):
+    if "objective" not in metafunc.fixturenames or "objective" in _parametrized_names(metafunc):
+        return  # a test that parametrizes ``objective`` itself keeps its own values
+    cases = {}
+    for obj in [cls() for cls in _registered_objectives()] + [
+            obj for marker in metafunc.definition.iter_markers("extra_objectives") for obj in marker.args]:
+        cases.setdefault(objective_id(obj), obj)
+    metafunc.parametrize("objective", list(cases.values()), ids=list(cases), indirect=True)

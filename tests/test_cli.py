@@ -48,6 +48,19 @@ def test_train_then_evaluate_report_the_same_test_metrics(files, tmp_path, capsy
         assert again[name] == pytest.approx(value, abs=1e-6), name
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_every_objective_trains_from_the_command_line(files, tmp_path, capsys, objective_class, engine):
+    out = tmp_path / "results.json"
+    argv = ["train", "--train", str(files["train"]), "--test", str(files["test"]), "--objective", objective_class.name,
+            "--engine", engine, "--rounds", "3", "--num-leaves", "7", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert f"{objective_class.name} [{engine}]" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["objective"] == objective_class.name and result["engine"] == engine and result["rounds"] == 3
+    assert 0 < result["metrics"]["NDCG@10"] <= 1
+
+
 def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     out, model = tmp_path / "results.json", tmp_path / "model.txt"
     argv = ["train", "--train", str(files["train"]), "--valid", str(files["valid"]), "--test", str(files["test"]),

@@ -12,32 +12,31 @@ marks, LF/CRLF/CR line ends, plain or gzip) or random query files, returns valid
 DataFormatError naming the file, never another exception.
 """
 
+import copy
 import gzip
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plboost import metrics
 from plboost.data import DataFormatError, RankingData, load_svmlight, svmlight
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from plboost.objectives import PLRank, UMart
 from plboost.objectives.urank import MAX_LABEL as URANK_MAX_LABEL
 
-OBJECTIVES = {
-    "plrank": lambda: PLRank(top_k=10, n_permutations=3, seed=1),
-    "plrank_full": lambda: PLRank(top_k=None, n_permutations=2, skip_uniform_queries=False),
-    "urank": URank,
-    "umart_1": lambda: UMart(window=1),
-    "umart_3": lambda: UMart(window=3, lambdarank_truncation_level=None),
-    "umart_paper": lambda: UMart(preset="paper"),
-    "pl_partition": PLPartition,
-    "pl_lb": PLLowerBound,
-}
+#: besides every registered objective with its defaults (the ``objective`` fixture): PLRank's several
+#: permutations and whole rankings, lambdarank's window of one, a wider window without truncation, the paper's uMart
+EXTRA = (PLRank(top_k=10, n_permutations=3, seed=1), PLRank(top_k=None, n_permutations=2, skip_uniform_queries=False),
+         UMart(window=1), UMart(window=3, lambdarank_truncation_level=None), UMart(preset="paper"))
 FLOOR = 1e-6
-#: the largest label each objective takes (URank: 2^y - 1 weights; uMart: LightGBM's default label_gain)
-MAX_LABELS = {"urank": URANK_MAX_LABEL, "umart_1": 30, "umart_3": 30, "umart_paper": 30}
+#: the largest label an objective takes, by name, where it is not 1000 (URank: 2^y - 1 weights; uMart: LightGBM's
+#: default label_gain)
+MAX_LABELS = {"urank": URANK_MAX_LABEL, "umart": 30}
+#: the objective fixture is one object per test, reused by hypothesis's examples: an objective's cached states
+#: are keyed by the data's content, so a reused one gives what a fresh one gives
+REUSED_OBJECTIVE = [HealthCheck.function_scoped_fixture]
 
 
 @st.composite
@@ -76,21 +75,21 @@ def ranking_batches(draw, max_queries=4, max_size=200, max_label=30, extreme=Fal
     return np.concatenate(scores), np.concatenate(labels), offsets
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
-@settings(max_examples=25, deadline=None)
+@pytest.mark.extra_objectives(*EXTRA)
+@settings(max_examples=25, deadline=None, suppress_health_check=REUSED_OBJECTIVE)
 @given(batch=ranking_batches())
-def test_objectives_are_finite_zero_sum_and_floored(name, batch):
-    _assert_finite_zero_sum_and_floored(OBJECTIVES[name](), *batch)
+def test_objectives_are_finite_zero_sum_and_floored(objective, batch):
+    _assert_finite_zero_sum_and_floored(objective, *batch)
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
-@settings(max_examples=25, deadline=None)
+@pytest.mark.extra_objectives(*EXTRA)
+@settings(max_examples=25, deadline=None, suppress_health_check=REUSED_OBJECTIVE)
 @given(data=st.data())
-def test_objectives_are_finite_zero_sum_and_floored_at_extremes(name, data):
+def test_objectives_are_finite_zero_sum_and_floored_at_extremes(objective, data):
     """Issue 16: URank's hessians were NaN at ±1e308, its gradients infinite for labels above about 127,
     and gradients of queries with scores all 1e30 summed to 10-21 instead of 0."""
-    batch = data.draw(ranking_batches(max_label=MAX_LABELS.get(name, 1000), extreme=True))
-    _assert_finite_zero_sum_and_floored(OBJECTIVES[name](), *batch)
+    batch = data.draw(ranking_batches(max_label=MAX_LABELS.get(objective.name, 1000), extreme=True))
+    _assert_finite_zero_sum_and_floored(objective, *batch)
 
 
 def _assert_finite_zero_sum_and_floored(obj, scores, labels, offsets):
@@ -109,22 +108,24 @@ def _permute_within_queries(offsets, rng):
     return order
 
 
-@pytest.mark.parametrize("name", ["urank", "umart_1", "umart_3", "pl_partition", "pl_lb", "plrank"])
-@settings(max_examples=20, deadline=None)
+@pytest.mark.extra_objectives(PLRank(top_k=10, n_permutations=3, seed=1), UMart(window=1),
+                               UMart(window=3, lambdarank_truncation_level=None))
+@settings(max_examples=20, deadline=None, suppress_health_check=REUSED_OBJECTIVE)
 @given(batch=ranking_batches(max_size=60, extreme=True), seed=st.integers(0, 1000))
-def test_objectives_follow_a_permutation_of_the_documents(name, batch, seed):
+def test_objectives_follow_a_permutation_of_the_documents(objective, batch, seed):
     """Outputs move with their documents. Scores are made distinct (uMart orders by score, ties by input
-    order); for PLRank labels are made distinct too (its tie-breaking is drawn from the query's labels
-    in input order, so permuting tied documents draws another tie-breaking)."""
+    order); for objectives that draw random numbers (a ``seed`` parameter, as PLRank's) labels are made
+    distinct too (PLRank's tie-breaking is drawn from the query's labels in input order, so permuting tied
+    documents draws another tie-breaking). The permuted query goes to a copy, fresh as the original."""
     scores, labels, offsets = batch
     rng = np.random.default_rng(seed)
     scores = scores + rng.uniform(0, 1e-3, scores.size) * np.maximum(1.0, np.abs(scores))
-    if name == "plrank":
+    if "seed" in objective.get_params():
         labels = np.concatenate([rng.permutation(hi - lo).astype(float) for lo, hi in itertools.pairwise(offsets)])
     order = _permute_within_queries(offsets, rng)
-    obj = OBJECTIVES[name]()
-    grad, hess = obj.gradients(scores, labels, offsets)
-    moved_grad, moved_hess = OBJECTIVES[name]().gradients(scores[order], labels[order], offsets)
+    twin = copy.deepcopy(objective)
+    grad, hess = objective.gradients(scores, labels, offsets)
+    moved_grad, moved_hess = twin.gradients(scores[order], labels[order], offsets)
     np.testing.assert_allclose(moved_grad, grad[order], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(moved_hess, hess[order], rtol=1e-5, atol=1e-6)
 
