@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo lint test clean
+.PHONY: install demo lint test test-fast clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: lint
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -m "not engine" --cov --cov-append --cov-report=term \
 		-W "ignore:overflow encountered:RuntimeWarning" \
 		tests/objectives tests/test_metrics.py tests/test_properties.py
+
+# The quick loop while developing: the suite and the docstring examples without the tests that train LightGBM or
+# XGBoost (marker engine) or take long otherwise (marker slow); under two minutes on 2 cores once Numba's cache is warm.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not engine and not slow"
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

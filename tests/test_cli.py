@@ -19,6 +19,7 @@ def files(tmp_path_factory):
     return paths
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine, objective, suffix", [("lightgbm", "plrank", ".txt"),
                                                        ("xgboost", "plrank", ".json"),
                                                        ("lightgbm", "lambdarank", ".txt")])
@@ -61,6 +62,7 @@ def test_every_objective_trains_from_the_command_line(files, tmp_path, capsys, o
     assert 0 < result["metrics"]["NDCG@10"] <= 1
 
 
+@pytest.mark.engine
 def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     out, model = tmp_path / "results.json", tmp_path / "model.txt"
     argv = ["train", "--train", str(files["train"]), "--valid", str(files["valid"]), "--test", str(files["test"]),
@@ -111,6 +113,7 @@ def synthetic_folds(tmp_path_factory):
     return directory
 
 
+@pytest.mark.engine
 def test_compare_runs_configurations_over_folds(synthetic_folds, tmp_path, capsys):
     config = tmp_path / "runs.toml"
     config.write_text('[[run]]\nobjective = "urank"\n')
@@ -151,6 +154,7 @@ def test_parse_assignment():
     assert parse_assignment("boosting=dart") == ("boosting", "dart")
 
 
+@pytest.mark.engine
 def test_demo_prints_the_comparison_table(tmp_path, capsys):
     assert main(["demo", "--queries", "60", "--rounds", "10", "--out", str(tmp_path), "--quiet"]) == 0
     printed = capsys.readouterr().out
@@ -212,6 +216,7 @@ def test_outputs_are_checked_before_training(synthetic_folds, tmp_path, monkeypa
     assert not (tmp_path / "m.txt").exists()  # the probe leaves nothing behind
 
 
+@pytest.mark.engine
 def test_parameter_values_are_named_and_booleans_strict(synthetic_folds, tmp_path):
     from plboost.experiment import RunSpec, parse_run
 
@@ -225,6 +230,7 @@ def test_parameter_values_are_named_and_booleans_strict(synthetic_folds, tmp_pat
     assert json.loads(out.read_text())["objective_params"]["skip_uniform_queries"] is False
 
 
+@pytest.mark.engine
 def test_max_label_and_zero_based_reach_the_loader(tmp_path, capsys):
     data = tmp_path / "train.txt"
     rng = np.random.default_rng(0)

@@ -362,7 +362,13 @@ def observe(case: Case) -> str:
     raise AssertionError(f"{case.what}: no error raised")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.section}: {c.what}" for c in CASES])
+def trains(case: Case) -> bool:
+    """Whether a case calls an engine's training: the engine section's, and the command line's cut model."""
+    return case.section == "engine" or case.run is truncated_lightgbm_model
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.engine] if trains(c) else [],
+                                               id=f"{c.section}: {c.what}") for c in CASES])
 def test_bad_input_gets_its_error(case):
     message = observe(case)
     assert re.search(case.expected, message), message
@@ -388,6 +394,7 @@ def render() -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.engine
 def test_the_table_in_the_docs_is_current():
     assert DOC.read_text() == render(), "docs/errors.md is stale: run .venv/bin/python tests/test_errors.py --write"
 

@@ -16,6 +16,7 @@ def splits():
     return [make_synthetic(n_queries=n, seed=seed) for n, seed in ((80, 1), (30, 2), (30, 3))]
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine, objective, params", [
     ("lightgbm", "plrank", {"n_permutations": 2}), ("lightgbm", "rank_xendcg", {}),
     ("xgboost", "plrank", {"top_k": 5}), ("xgboost", "rank:pairwise", {}),
@@ -39,6 +40,7 @@ def test_run_reports_the_metrics_of_its_predictions(splits, engine, objective, p
     assert saved["trees_used"] == result.model.trees_used <= 15
 
 
+@pytest.mark.engine
 def test_evaluation_falls_back_to_valid_then_train(splits):
     train, valid, _ = splits
     assert run(RunSpec(rounds=2), train, valid).evaluated_on == "valid"
@@ -82,6 +84,7 @@ def mq2008_comparison(shared_data, tmp_path_factory):
     return result, out, specs, lines
 
 
+@pytest.mark.engine
 def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_comparison, shared_data):
     result, out, specs, _ = mq2008_comparison
     assert len(result.results) == 6
@@ -104,6 +107,7 @@ def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_compar
             assert cell in [line for line in result.table().splitlines() if spec.label in line][0]
 
 
+@pytest.mark.engine
 def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_data):
     result, out, specs, lines = mq2008_comparison
     written = result.save(out)
@@ -194,6 +198,7 @@ def _csv(path):
     return list(csv.DictReader(open(path)))
 
 
+@pytest.mark.engine
 def test_another_dataset_in_the_same_out_directory_reuses_nothing(two_datasets, tmp_path, capsys):
     alpha, beta = two_datasets
     out = tmp_path / "R"
@@ -213,6 +218,7 @@ def test_another_dataset_in_the_same_out_directory_reuses_nothing(two_datasets, 
     assert metrics.ndcg(scores, test.labels, offsets=test.offsets, k=10) == record["metrics"]["NDCG@10"]
 
 
+@pytest.mark.engine
 def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
     import os
     import shutil
@@ -232,6 +238,7 @@ def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
     assert "1 reused from records, 1 redone, 0 new (redone because: test file content (1))" in capsys.readouterr().err
 
 
+@pytest.mark.engine
 def test_changed_rounds_are_redone_and_other_configurations_stay_listed(two_datasets, tmp_path, capsys):
     alpha, _ = two_datasets
     out = tmp_path / "R"
@@ -247,6 +254,7 @@ def test_changed_rounds_are_redone_and_other_configurations_stay_listed(two_data
     assert {row["configuration"] for row in _csv(out / "summary.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("damage", ["", '{"label": "plrank [lightgbm]", "metr'])
 def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_path, capsys, damage):
     alpha, _ = two_datasets
@@ -280,6 +288,7 @@ def test_records_are_written_atomically(tmp_path, monkeypatch):
     assert [p.name for p in path.parent.iterdir()] == ["Fold1.json"]  # no temporary file left behind
 
 
+@pytest.mark.engine
 def test_repeats_shift_the_seeds_and_report_both_spreads(two_datasets, tmp_path):
     alpha, _ = two_datasets
     defaults = RunSpec(rounds=4, num_leaves=7, engine_params={"bagging_fraction": 0.7, "bagging_freq": 1})
@@ -304,6 +313,7 @@ def test_repeats_shift_the_seeds_and_report_both_spreads(two_datasets, tmp_path)
 # --------------------------------------------------------------------------------------------------
 # per-query results and significance
 
+@pytest.mark.engine
 def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_path, capsys):
     import pandas as pd
     from scipy import stats
@@ -344,6 +354,7 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
             assert item.p_value == pytest.approx(expected.pvalue, abs=1e-9)
 
 
+@pytest.mark.engine
 def test_identical_configurations_are_not_significantly_different(two_datasets, tmp_path, capsys):
     alpha, _ = two_datasets
     out = tmp_path / "R"
@@ -357,6 +368,7 @@ def test_identical_configurations_are_not_significantly_different(two_datasets, 
     assert "▲" not in printed.split("▲/▼")[0] and "▼" not in printed.split("▲/▼")[0]
 
 
+@pytest.mark.engine
 def test_a_trained_model_beats_a_random_scorer_significantly():
     from plboost.experiment import Comparison, FoldResult, evaluate_scores
 

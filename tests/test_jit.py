@@ -117,6 +117,7 @@ def _run_cached(site, home):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
 def test_compiled_kernels_are_cached_by_an_installed_package(tmp_path, read_only):
     """Numba keeps compiled kernels beside the sources, or, when it cannot write there (a read-only

@@ -88,6 +88,7 @@ def _lightgbm_metrics(scores, labels, offsets, eval_at):
     return {name: values[-1] for name, values in history["valid"].items()}
 
 
+@pytest.mark.engine
 @needs_mq2008
 @pytest.mark.parametrize("ties", [False, True], ids=["random", "tied"])
 @pytest.mark.parametrize("split", ["test", "vali"])
@@ -106,6 +107,7 @@ def test_ndcg_and_map_match_lightgbm(split, ties):
     assert ndcg(scores, labels, offsets=offsets, k=10, no_relevant="zero") < expected["ndcg@10"] - 1e-3
 
 
+@pytest.mark.engine
 @needs_mq2008
 def test_lightgbm_breaks_ties_by_input_order():
     labels, offsets, _ = _read_mq2008("Fold1/test.txt.gz")

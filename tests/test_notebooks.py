@@ -21,7 +21,13 @@ def test_notebook_is_stored_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: strip outputs before committing"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+#: what running each notebook costs: the MQ2008 one trains LightGBM; the simulation trains no engine but takes
+#: about 20 s of numpy. A notebook not listed here is taken to train.
+RUN_MARKS = {"plackett_luce_mq2008": pytest.mark.engine, "pl_partition_simulation": pytest.mark.slow}
+
+
+@pytest.mark.parametrize("path", [pytest.param(path, marks=RUN_MARKS.get(path.stem, pytest.mark.engine), id=path.stem)
+                                  for path in NOTEBOOKS])
 def test_notebook_runs(path, shared_data, monkeypatch):
     monkeypatch.setenv("PLBOOST_NOTEBOOK_QUICK", "1")
     monkeypatch.setenv("PLBOOST_DATA", str(shared_data))

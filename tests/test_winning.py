@@ -170,6 +170,7 @@ def two_datasets(tmp_path_factory):
     return root
 
 
+@pytest.mark.engine
 def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["compare", str(two_datasets / "alpha"), str(two_datasets / "beta"), "--run", "plrank",
@@ -209,6 +210,7 @@ def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, 
     assert (significant.WN <= every.WN).all() and (significant.IWN == every.IWN).all()
 
 
+@pytest.mark.engine
 def test_results_csv_with_repeats_is_averaged_over_repeats(two_datasets, tmp_path):
     out = tmp_path / "out"
     assert main(["compare", str(two_datasets / "alpha"), "--run", "plrank", "--run", "lambdarank", "--repeats", "2",

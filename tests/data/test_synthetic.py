@@ -69,6 +69,7 @@ def ndcg_at_10(data, scores):
     return np.mean(values)
 
 
+@pytest.mark.engine
 def test_a_tree_model_learns_much_but_not_all():
     data = make_synthetic(n_queries=500, seed=1)
     train, test = data.subset(np.arange(350)), data.subset(np.arange(350, 500))

@@ -66,6 +66,7 @@ def sweep(source, cuts, tmp_path, X):
     return lines, target
 
 
+@pytest.mark.engine
 def test_truncated_lightgbm_model_is_refused_at_every_offset(models, data, tmp_path):
     directory, trained = models
     source = directory / "model.txt"
@@ -91,6 +92,7 @@ def test_truncated_lightgbm_model_is_refused_at_every_offset(models, data, tmp_p
     assert "no 'end of parameters' line" in by_cut[text.index(b"end of parameters") + 5]["error"]
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("suffix", [".json", ".ubj"])
 def test_truncated_xgboost_model_is_refused_at_every_offset(models, data, tmp_path, suffix):
     directory, trained = models
@@ -105,6 +107,7 @@ def test_truncated_xgboost_model_is_refused_at_every_offset(models, data, tmp_pa
     np.testing.assert_allclose(lines[-1]["scores"], trained["xgboost"].predict(data.X), rtol=1e-6)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("content, name", [("model.ubj", "xgb.txt"), ("model.json", "xgb.txt"),
                                            ("model.json", "xgb.model"), ("model.txt", "lgb.json")])
 def test_the_format_is_told_by_the_content_not_the_name(models, data, tmp_path, content, name):
@@ -117,6 +120,7 @@ def test_the_format_is_told_by_the_content_not_the_name(models, data, tmp_path, 
     np.testing.assert_allclose(model.predict(data.X), trained[engine].predict(data.X), rtol=1e-6)
 
 
+@pytest.mark.engine
 def test_an_xgboost_model_saved_as_txt_is_evaluated(models, data, tmp_path, capsys):
     """``TrainedModel.save("m.txt")`` of an XGBoost model writes UBJSON; ``plboost evaluate`` reads it back."""
     path = tmp_path / "m.txt"

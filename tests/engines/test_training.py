@@ -18,6 +18,7 @@ def ndcg_at_10(model, data):
     return metrics.ndcg(model.predict(data.X), data.labels, offsets=data.offsets, k=10)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine, baseline", [("lightgbm", "lambdarank"), ("xgboost", "rank:ndcg")])
 def test_plrank_is_on_par_with_the_engines_lambdarank(mq2008, engine, baseline):
     train_data, _, test_data = mq2008
@@ -30,6 +31,7 @@ def test_plrank_is_on_par_with_the_engines_lambdarank(mq2008, engine, baseline):
     assert ours > untrained + 0.05, (ours, untrained)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine, suffix", [("lightgbm", ".txt"), ("xgboost", ".json"), ("xgboost", ".ubj")])
 def test_saved_model_predicts_without_plboost(mq2008, tmp_path, engine, suffix):
     train_data, _, test_data = mq2008
@@ -51,6 +53,7 @@ def test_saved_model_predicts_without_plboost(mq2008, tmp_path, engine, suffix):
     np.testing.assert_allclose(load_model(path).predict(test_data.X), elsewhere, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_early_stopping_keeps_the_best_rounds(mq2008, engine):
     train_data, valid_data, _ = mq2008

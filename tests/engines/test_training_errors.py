@@ -19,6 +19,7 @@ def with_long_query(n_docs: int, seed: int = 0) -> RankingData:
     return RankingData(X, labels, np.array([7, 8, 9]), np.r_[0, np.cumsum(sizes)])
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("n_docs", [LIGHTGBM_MAX_QUERY + 1, 200_000])
 @pytest.mark.parametrize("objective", [PLRank(), "rank_xendcg"], ids=repr)
 def test_lightgbm_trains_and_stops_early_on_long_queries(n_docs, objective):
@@ -34,12 +35,14 @@ def test_lightgbm_trains_and_stops_early_on_long_queries(n_docs, objective):
     assert model.engine_params["metric"] == "ndcg (plboost: a query has over 10000 documents)"
 
 
+@pytest.mark.engine
 def test_lightgbm_keeps_its_own_metric_on_short_queries():
     data = with_long_query(LIGHTGBM_MAX_QUERY)
     model = train("lightgbm", PLRank(), data, data, rounds=2, engine_params={"min_data_in_leaf": 5})
     assert model.engine_params["metric"] == "ndcg" and len(model.valid_history) == 2
 
 
+@pytest.mark.engine
 def test_lightgbm_lambdarank_refuses_long_queries_by_name():
     with pytest.raises(ValueError, match=r"^LightGBM's lambdarank objective takes queries of at most 10000 documents, "
                                          r"and query 7 of the training data has 10001; train with a plboost "
@@ -47,6 +50,7 @@ def test_lightgbm_lambdarank_refuses_long_queries_by_name():
         train("lightgbm", "lambdarank", with_long_query(LIGHTGBM_MAX_QUERY + 1), rounds=2)
 
 
+@pytest.mark.engine
 def test_lightgbm_ndcg_metric_asked_for_names_the_long_query():
     data = with_long_query(LIGHTGBM_MAX_QUERY + 1)
     with pytest.raises(ValueError, match=r"^LightGBM's ndcg metric takes queries of at most 10000 documents, and "
@@ -54,6 +58,7 @@ def test_lightgbm_ndcg_metric_asked_for_names_the_long_query():
         train("lightgbm", PLRank(), data, data, rounds=2, engine_params={"metric": "ndcg"})
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("objective", [PLRank(), "rank:ndcg"], ids=repr)
 def test_xgboost_has_no_query_size_limit(objective):
     train_data, valid_data = with_long_query(LIGHTGBM_MAX_QUERY + 1), with_long_query(LIGHTGBM_MAX_QUERY + 1, seed=1)
@@ -61,6 +66,7 @@ def test_xgboost_has_no_query_size_limit(objective):
     assert model.rounds == 2 and len(model.valid_history) == 2
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("engine, params, message", [
     ("lightgbm", {"max_bin": -5}, r"^LightGBM refuses the parameter max_bin=-5: Check failed: \(max_bin\) > \(1\)$"),
     ("lightgbm", {"num_leaves": "abc"},

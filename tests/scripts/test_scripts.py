@@ -16,6 +16,7 @@ def run_script(name, *args):
     return completed.stdout
 
 
+@pytest.mark.engine
 def test_bench_small_mode_prints_every_row():
     out = run_script("bench.py", "--small")
     for kernel in ("PLRank() grad+hess", "URank() grad+hess", "UMart() grad+hess", "PLPartition() grad+hess",
@@ -24,6 +25,7 @@ def test_bench_small_mode_prints_every_row():
         assert kernel in out, kernel
 
 
+@pytest.mark.slow
 def test_partition_accuracy_reports_each_tolerance():
     out = run_script("partition_accuracy.py", "--cases", "3", "--mslr-queries", "2", "--no-extremes",
                      "--tolerances", "1e-08", "1e-10")
@@ -34,6 +36,7 @@ def test_partition_accuracy_reports_each_tolerance():
         assert all(0 <= error < 1e-6 for error in errors), row
 
 
+@pytest.mark.slow
 def test_simulation_quick_mode_fills_its_table():
     out = run_script("pl_partition_simulation.py", "--quick")
     rows = [line for line in out.splitlines() if line.startswith("| 30 ") or line.startswith("| 100 ")]
@@ -41,6 +44,7 @@ def test_simulation_quick_mode_fills_its_table():
     assert all("e-" in row for row in rows)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("study, label", [("plrank", "lambdarank [lightgbm]"), ("umart", "lambdarank [lightgbm]"),
                                           ("partition", "lambdarank [lightgbm]"),
                                           ("leaves", "plrank(top_k=10, n_permutations=3) [lightgbm, exact leaves]")])
@@ -65,6 +69,7 @@ def synthetic_parts(seed):
     return data.subset(range(0, 36)), data.subset(range(36, 48)), data.subset(range(48, 60))
 
 
+@pytest.mark.engine
 def test_run_mslr_on_folds_resumes_and_estimates(tmp_path):
     for fold in (1, 2):
         directory = tmp_path / "MSLR" / f"Fold{fold}"
@@ -86,6 +91,7 @@ def test_run_mslr_on_folds_resumes_and_estimates(tmp_path):
     assert "20 run(s) to do; estimated " in changed
 
 
+@pytest.mark.engine
 def test_run_mslr_on_letor3_folds_estimate_only(tmp_path):
     directory = tmp_path / "OHSUMED" / "Fold1"
     directory.mkdir(parents=True)
@@ -96,6 +102,7 @@ def test_run_mslr_on_letor3_folds_estimate_only(tmp_path):
     assert not (tmp_path / "r" / "results.json").exists()
 
 
+@pytest.mark.engine
 def test_run_yahoo_runs_each_set_separately(tmp_path):
     for number in (1, 2):
         write_split(synthetic_parts(10 + number),
@@ -106,6 +113,7 @@ def test_run_yahoo_runs_each_set_separately(tmp_path):
     assert (tmp_path / "r" / "set1" / "results.json").is_file() and (tmp_path / "r" / "set2" / "results.json").is_file()
 
 
+@pytest.mark.engine
 def test_run_mslr_on_the_mslr_slice(shared_data, tmp_path):
     out = run_script("run_mslr.py", str(shared_data / "MSLR-WEB10K-5k"), "--out", str(tmp_path), "--rounds", "5",
                      "--quiet", "--runs", "plrank,n_permutations=3;umart,window=2;lambdarank")
