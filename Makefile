@@ -21,7 +21,8 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-# Lint first, then the suite, then the kernels' tests again with Numba off, so that coverage sees the kernels' lines too.
+# Lint first, then the suite with the docstring examples (setup.cfg), then the kernels' tests again with Numba off,
+# so that coverage sees the kernels' lines too.
 test: lint
 	$(BIN)/python -m pytest --cov --cov-report=
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -m "not engine" --cov --cov-append --cov-report=term \

@@ -1,14 +1,11 @@
 """Query-safe cross-validation: plboost.query_folds, and objectives refusing lgb.cv folds that cut queries."""
 
-import doctest
-
 import lightgbm as lgb
 import numpy as np
 import pytest
 import xgboost as xgb
 
 import plboost
-import plboost.cv
 from plboost import CutQueryError, query_folds
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank, URank
@@ -28,10 +25,6 @@ def query_of_rows(offsets, rows):
 
 # ------------------------------------------------------------------------------------------------------
 # query_folds
-def test_the_docstring_examples_run():
-    assert doctest.testmod(plboost.cv, raise_on_error=True).attempted > 0
-
-
 @pytest.mark.parametrize("nfold", [2, 3, 5, 60])
 def test_test_folds_partition_the_rows_in_whole_queries(data, nfold):
     folds = query_folds(data, nfold)
