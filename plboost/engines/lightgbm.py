@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import metrics
 from .._params import check_leaf_values
+from ..data.out_of_core import OutOfCoreData, training_data
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
@@ -79,17 +80,29 @@ def _plboost_ndcg(valid_data, eval_at: int):
 def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                    num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
                    engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                   leaf_values: str = "diagonal", on_round=None) -> TrainedModel:
+                   leaf_values: str = "diagonal", on_round=None, out_of_core: bool | None = None,
+                   load_options: dict | None = None) -> TrainedModel:
     """Train ``lgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     Parameters
     ----------
     objective : RankingObjective or str
         A plboost objective, or a LightGBM objective name ("lambdarank", "rank_xendcg", "regression").
-    train_data, valid_data : RankingData
+    train_data, valid_data : RankingData, OutOfCoreData or path
         Training data, and optionally validation data watched with LightGBM's ``ndcg@eval_at`` (with
         plboost's :func:`plboost.metrics.ndcg` when a query of either holds more than 10,000 documents, which
-        LightGBM's metric refuses).
+        LightGBM's metric refuses). :class:`~plboost.data.OutOfCoreData` (features on disk) is handed to
+        LightGBM batch by batch (:meth:`~plboost.data.OutOfCoreData.to_lightgbm`): the model is the one
+        trained in memory. An SVMlight file's path is read as ``out_of_core`` says.
+    out_of_core : bool or None
+        How files given by path are read: True, chunk by chunk to disk (:func:`plboost.data.load_out_of_core`);
+        False, into memory; None (default), out of core when their dense matrix would not fit the memory
+        available (:func:`plboost.data.out_of_core.choose_out_of_core`, which says so in one line). Data
+        already loaded are used as they are (True with in-memory data, or False with out-of-core data, is
+        refused).
+    load_options : dict, optional
+        Options of :func:`plboost.data.load_splits` for files given by path (``memory_budget_bytes``, ``cache``,
+        ``max_label``, ...).
     rounds, learning_rate, num_leaves : tree parameters, as LightGBM names them.
     early_stopping : int, optional
         Stop when validation NDCG@eval_at has not improved for this many rounds (needs ``valid_data``).
@@ -111,6 +124,10 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
     check_leaf_values(leaf_values, "lightgbm", objective)
+    train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
+    if leaf_values == "exact" and any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)):
+        raise ValueError("leaf_values='exact' predicts every training document's leaf each round from X in memory; "
+                         "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
               "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}

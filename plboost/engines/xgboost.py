@@ -7,6 +7,7 @@ import time
 import xgboost as xgb
 
 from .._params import check_leaf_values
+from ..data.out_of_core import OutOfCoreData, training_data
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
@@ -41,28 +42,48 @@ def booster_params(objective, *, num_leaves: int = 31, learning_rate: float = 0.
     return params
 
 
+def _matrix(data, params: dict, ref=None):
+    """XGBoost's matrix of ``data``: a ``DMatrix`` in memory, an ``ExtMemQuantileDMatrix`` out of core (with the
+    booster's ``max_bin``, and the training matrix ``ref`` for validation data)."""
+    if not isinstance(data, OutOfCoreData):
+        return data.to_xgboost()
+    max_bin = params.get("max_bin")
+    return data.to_xgboost(ref=ref, max_bin=None if max_bin is None else int(max_bin))
+
+
 def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
                   engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                  leaf_values: str = "diagonal", on_round=None) -> TrainedModel:
+                  leaf_values: str = "diagonal", on_round=None, out_of_core: bool | None = None,
+                  load_options: dict | None = None) -> TrainedModel:
     """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
     parameters mean what they mean in LightGBM (:func:`booster_params`); ``engine_params`` override them.
     The other arguments are those of :func:`plboost.engines.lightgbm.train_lightgbm`.
 
+    :class:`~plboost.data.OutOfCoreData` (features on disk, or a path read out of core: ``out_of_core``)
+    trains from an ``xgboost.ExtMemQuantileDMatrix`` fed batch by batch of whole queries
+    (:meth:`~plboost.data.OutOfCoreData.to_xgboost`, ``max_bin`` from the parameters); XGBoost keeps its
+    quantised pages on disk, and out-of-core validation data take the training matrix's quantiles (they
+    need out-of-core training data). In-memory validation data are an ordinary ``DMatrix`` either way.
+
     XGBoost's refusal of a parameter (``max_bin=-5``, ``tree_method="bogus"``) raises ValueError naming it,
     without XGBoost's stack trace.
     """
     check_leaf_values(leaf_values, "xgboost", objective)
+    train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
+    if isinstance(valid_data, OutOfCoreData) and not isinstance(train_data, OutOfCoreData):
+        raise ValueError("out-of-core validation data take the quantiles of an out-of-core training matrix; read the "
+                         "training data out of core too, or the validation data into memory")
     name, objective_params = describe_objective(objective)
     metric_name = f"ndcg@{eval_at}"
     params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
                             eval_at=eval_at, engine_params=engine_params)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
-    dtrain = train_data.to_xgboost()
-    evals = [(valid_data.to_xgboost(), "valid")] if valid_data is not None else []
+    dtrain = _matrix(train_data, params)
+    evals = [(_matrix(valid_data, params, ref=dtrain), "valid")] if valid_data is not None else []
     history: list[float] = []
     bar = RoundProgress(rounds, f"XGBoost {name}", progress)
     if isinstance(objective, RankingObjective):
@@ -77,6 +98,7 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
         raise engine_refusal("XGBoost", error, params, engine_params) from error
     finally:
         bar.close()
+        del dtrain, evals  # an external-memory matrix's pages on disk are removed with it
     seconds = time.perf_counter() - start
     best = booster.best_iteration + 1 if early_stopping else None
     return TrainedModel("xgboost", booster, name, objective_params, params, seconds,
