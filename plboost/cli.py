@@ -191,6 +191,13 @@ def _add_training_options(parser):
                         help="PLRank with LightGBM: 'exact' rewrites each tree's leaves with the exact Newton "
                              "step (the paper's Eqn. 9) instead of the diagonal-hessian one (default diagonal)")
     parser.add_argument("--seed", type=int, default=0)
+    memory = parser.add_mutually_exclusive_group()
+    memory.add_argument("--out-of-core", dest="out_of_core", action="store_const", const=True, default=None,
+                        help="read the data files chunk by chunk into dense chunk files on disk and train from them "
+                             "in batches, never holding the dense matrix in memory (docs/out_of_core.md); default: "
+                             "when it would not fit the memory available")
+    memory.add_argument("--in-memory", dest="out_of_core", action="store_const", const=False,
+                        help="read the data files into memory whatever their size")
 
 
 def _spec_from_args(args, **overrides):
@@ -342,7 +349,8 @@ def _train(args) -> int:
     else:
         if len(args.train) > 1:
             raise ValueError("several --train files need Dask (--dask-local N or --dask-scheduler ADDRESS)")
-        train, valid, test = load_splits(args.train[0], args.valid, args.test, **_load_options(args))
+        train, valid, test = load_splits(args.train[0], args.valid, args.test, **_load_options(args),
+                                         out_of_core=args.out_of_core)
         result = run(spec, train, valid, test, progress=not args.quiet)
     _print_result(result)
     if args.save_model:
@@ -360,6 +368,8 @@ def _train_on_dask(args, spec):
 
     if args.dask_scheduler and args.dask_local:
         raise ValueError("give --dask-scheduler or --dask-local, not both")
+    if args.out_of_core is not None:
+        raise ValueError("--out-of-core and --in-memory are for one machine; Dask workers read their partitions")
     load_options = {key: value for key, value in _load_options(args).items() if key != "progress"}
     with dask_client(args.dask_scheduler, args.dask_local) as client:
         return run_dask(spec, client, args.train, args.valid, args.test, load_options=load_options)
@@ -413,7 +423,7 @@ def _compare(args) -> int:
     for layout, (_, out) in zip(layouts, outputs, strict=True):
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
-                         load_options=_load_options(args))
+                         load_options={**_load_options(args), "out_of_core": args.out_of_core})
         comparisons.append(result)
         significance = _print_comparison(result, args.baseline)
         if out:

@@ -209,16 +209,21 @@ def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> 
 def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, on_round=None) -> RunResult:
     """Train ``spec`` on ``train`` (early stopping on ``valid``) and evaluate on ``test``.
 
+    The data are :class:`~plboost.data.RankingData` or, read out of core, :class:`~plboost.data.OutOfCoreData`
+    (trained and scored batch by batch; see :func:`plboost.data.load_splits`).
+
     Without ``test`` the metrics are those of ``valid``, and without either, of ``train``;
     :attr:`RunResult.evaluated_on` says which. ``on_round(round, validation NDCG)`` is called after every
     boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`).
     """
+    from .data.out_of_core import predict_scores
+
     objective, arguments = _training_arguments(spec)
     model = engines.train(spec.engine, objective, train, valid, **arguments, progress=progress,
                           leaf_values=spec.leaf_values, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
-    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
+    values, conventions = evaluate_scores(predict_scores(model, data), data, spec)
     return RunResult(spec, model, split, values, conventions)
 
 
@@ -722,7 +727,9 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     log : callable, optional
         Called with a line of text after each run.
     load_options : dict, optional
-        Options for :func:`plboost.data.load_splits` (e.g. ``cache``, ``progress``).
+        Options for :func:`plboost.data.load_splits` (e.g. ``cache``, ``progress``; ``out_of_core`` True, False or
+        None to read the files out of core, in memory, or as the memory available allows, and
+        ``memory_budget_bytes``).
     tune : plboost.tuning.Tuning, optional
         Tune every configuration on every split with the same budget before testing it (see
         :mod:`plboost.tuning`); the test file of a split is read only after all its searches ended.
@@ -818,7 +825,7 @@ def _check_tuning(tune, specs, splits, layout) -> dict | None:
 def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows, *, load_options, progress, log):
     """Search every configuration of ``items`` on ``split`` (training and validation files only), set each
     item's ``trained_spec`` to its best trial, then load the test file: returns (train, valid, test)."""
-    from .data import load_splits, load_svmlight
+    from .data import load_splits
     from .tuning import apply_params, best_trial, search, storage_url, study_name, trial_rows
 
     todo = [item for item in items if item.action != "reuse"]
@@ -847,7 +854,7 @@ def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows
                                   repeat=spec.repeat, metric=f"validation {metric}")
     if train is None:
         return None
-    test = load_svmlight(split.test, **(load_options or {}))
+    (test,) = load_splits(split.test, **(load_options or {}))
     return train, valid, _with_width(test, train.n_features)
 
 
@@ -870,7 +877,10 @@ def _with_width(data, width: int):
     training files lack (all-zero columns of the training data, which no tree splits on)."""
     if data.n_features <= width:
         return data.widen(width)
-    from .data import RankingData
+    from .data import OutOfCoreData, RankingData
+
+    if isinstance(data, OutOfCoreData):
+        return data.with_width(width)
 
     return RankingData(data.X[:, :width], data.labels, data.qids, data.offsets, data.source)
 
@@ -949,10 +959,11 @@ def run_provenance(spec: RunSpec, data: dict) -> dict:
 
 
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> tuple[FoldResult, str]:
+    from .data.out_of_core import predict_scores
     from .records import normalized, save_array_atomic, write_json_atomic
 
     result = run(item.trained_spec or item.spec, train, valid, test, progress=progress)
-    scores = result.model.predict(test.X)
+    scores = predict_scores(result.model, test)
     per_query, _ = evaluate_scores(scores, test, item.spec, per_query=True)
     fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
                       result.model.trees_used, [float(v) for v in result.model.valid_history],

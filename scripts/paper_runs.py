@@ -45,6 +45,12 @@ def parser(description: str) -> argparse.ArgumentParser:
                                 "validation NDCG@10, the test file unseen by the search); needs optuna")
     arguments.add_argument("--tune-seed", type=int, default=0, help="seed of the search (default 0)")
     arguments.add_argument("--estimate-only", action="store_true", help="print the time estimate and stop")
+    memory = arguments.add_mutually_exclusive_group()
+    memory.add_argument("--out-of-core", dest="out_of_core", action="store_const", const=True, default=None,
+                        help="read the files chunk by chunk to disk and train from them in batches "
+                             "(docs/out_of_core.md); default: when they would not fit the memory available")
+    memory.add_argument("--in-memory", dest="out_of_core", action="store_const", const=False,
+                        help="read the files into memory whatever their size")
     arguments.add_argument("--quiet", action="store_true")
     return arguments
 
@@ -55,7 +61,7 @@ def specs_for(args) -> list[RunSpec]:
     return [parse_run(text, defaults) for text in (args.runs.split(";") if args.runs else RUNS)]
 
 
-def estimate_seconds(specs, layout, out: Path, repeats: int = 1, tune=None) -> tuple[float, int]:
+def estimate_seconds(specs, layout, out: Path, repeats: int = 1, tune=None, load_options=None) -> tuple[float, int]:
     """Seconds for the runs that will really be done (those without a reusable record: see
     plboost.experiment.plan_runs), from a pilot of a few rounds of each on the first split; with tuning,
     every trial is counted as a run of full length (pruning and early stopping make it shorter)."""
@@ -70,7 +76,7 @@ def estimate_seconds(specs, layout, out: Path, repeats: int = 1, tune=None) -> t
         return 0.0, 0
     first = layout.splits[0]
     start = time.perf_counter()
-    train, valid, test = load_splits(first.train, first.valid, first.test)
+    train, valid, test = load_splits(first.train, first.valid, first.test, **(load_options or {}))
     loading = time.perf_counter() - start
     per_round = {}
     for spec in {item.spec.label: item.spec for item in pending}.values():
@@ -99,7 +105,8 @@ def run_benchmark(args, layout, out: Path, name: str) -> int:
         from plboost.tuning import Tuning
 
         tune = Tuning(args.tune, seed=args.tune_seed)
-    seconds, pending = estimate_seconds(specs, layout, out, args.repeats, tune)
+    load_options = {"out_of_core": getattr(args, "out_of_core", None)}
+    seconds, pending = estimate_seconds(specs, layout, out, args.repeats, tune, load_options)
     repeats = f" x {args.repeats} repeats" if args.repeats > 1 else ""
     repeats += f", tuned with {args.tune} trials each (estimate: a full-length training per trial)" if tune else ""
     print(f"{name}: {layout.kind} layout, {len(layout.splits)} split(s) x {len(specs)} configurations{repeats}, "
@@ -109,7 +116,7 @@ def run_benchmark(args, layout, out: Path, name: str) -> int:
         return 0
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     result = compare(specs, layout, repeats=args.repeats, out_dir=out, resume=True, progress=not args.quiet, log=log,
-                     tune=tune)
+                     tune=tune, load_options=load_options)
     significance = result.significance()
     print(result.header())
     print(result.table(significance=significance))

@@ -1,10 +1,11 @@
 """The PLRank paper's experiment on Yahoo! LTR Set 1 (and Set 2 if present): see paper_runs.py.
 
-    python scripts/run_yahoo.py ~/data/yahoo-ltr [--out results/yahoo] [--estimate-only]
+    python scripts/run_yahoo.py ~/data/yahoo-ltr [--out results/yahoo] [--estimate-only] [--out-of-core]
 
 The directory holds set1.train.txt, set1.valid.txt, set1.test.txt (and set 2 likewise; .gz accepted).
 Each set is its own benchmark with its own table, written under --out/set1 and --out/set2 (default
-results/<directory name>/set1, ...); rerunning skips the finished runs.
+results/<directory name>/set1, ...); rerunning skips the finished runs. Files whose dense matrix would not
+fit the memory available are read out of core (one line says so); --out-of-core or --in-memory forces either.
 """
 
 import sys
