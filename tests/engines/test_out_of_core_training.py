@@ -73,6 +73,15 @@ def test_out_of_core_training_gives_the_in_memory_model(loaded, engine, objectiv
     assert abs(ndcg_at_10(got, test_chunks) - ndcg_at_10(expected, test)) <= 0.002  # the issue's tolerance
 
 
+def test_xgboost_quantised_in_memory_gives_the_same_model(loaded):
+    """external_memory=False: XGBoost's QuantileDMatrix from the same batches (the quantised matrix in memory)."""
+    (train_data, valid, _), (train_chunks, valid_chunks, _) = loaded
+    train_chunks.memory_budget_bytes = valid_chunks.memory_budget_bytes = 4 * BUDGET
+    expected = train("xgboost", PLRank(), train_data, valid, rounds=5)
+    got = train("xgboost", PLRank(), train_chunks, valid_chunks, rounds=5, external_memory=False)
+    assert same_model("xgboost", got, expected) and got.valid_history == expected.valid_history
+
+
 def test_lightgbm_samples_the_same_rows_for_its_bins(loaded):
     """With fewer rows sampled for the bin boundaries than there are documents, LightGBM's Python sampling of a
     Sequence and its C++ sampling of a matrix draw the same rows (the data seed derived from the seed), for
