@@ -634,6 +634,8 @@ class PLLowerBound(RankingObjective):
     """
 
     name = "pl_lb"
+    #: not in ``plboost demo``: PL-Partition's baseline, which the demo's PL-Partition run stands for
+    demo_runs = ()
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         losses = np.empty(data.offsets.size - 1)

@@ -485,6 +485,8 @@ class PLRank(RankingObjective):
     """
 
     name = "plrank"
+    #: the demo's configurations (``plboost demo``): one permutation and the paper's recommended three
+    demo_runs = ("plrank,n_permutations=1", "plrank,n_permutations=3")
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  skip_uniform_queries: bool = True, compress_contexts: bool = True,
