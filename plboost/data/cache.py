@@ -11,7 +11,10 @@ uncompressed ``.npy`` files (read back with ``np.load``, no pickles) and a ``man
 (and the digests of recently changed files).
 An entry is written in a temporary directory and renamed into place, so readers never see half of one;
 an entry that cannot be read back (truncated or edited, an array header that disagrees with its file, a
-file where a directory should be) is deleted and rebuilt.
+file where a directory should be) is deleted and rebuilt. Out-of-core entries
+(:mod:`plboost.data.out_of_core`) hold one ``.npy`` file per chunk of the dense matrix; they are written file
+by file in a private directory under ``scratch/`` beside the entries (:func:`scratch_directory`), renamed
+into place by :func:`store_directory`, and read lazily (``read_entry(..., lazy=...)``).
 """
 
 from __future__ import annotations
