@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import numbers
 import os
 import shutil
@@ -53,7 +54,7 @@ DEFAULT_MEMORY_BUDGET = 256 << 20
 IN_MEMORY_FACTOR = 2.0
 _CHUNK_PREFIX = "X_"
 _OPEN_FILES = 16  # chunk files kept open by a reader
-_PREAD_MAX = 1 << 30  # bytes per read call (Linux reads at most 2 GiB - 4 KiB at once)
+_READ_MAX = 1 << 30  # bytes per read call (Linux reads at most 2 GiB - 4 KiB at once)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -203,42 +204,43 @@ class _Storage:
 
     def __init__(self, directory: Path, *, private: bool):
         self.directory, self.private = directory, private
-        self._files: collections.OrderedDict[Path, int] = collections.OrderedDict()
+        self._files: collections.OrderedDict[Path, io.FileIO] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _Storage._close, self._files, directory if private else None)
 
     @staticmethod
     def _close(files: dict, directory: Path | None) -> None:
-        for fd in files.values():
+        for f in files.values():
             with contextlib.suppress(OSError):
-                os.close(fd)
+                f.close()
         files.clear()
         if directory is not None:
             shutil.rmtree(directory, ignore_errors=True)
 
     def read_into(self, chunk: _Chunk, first_row: int, out: np.ndarray) -> None:
-        """Read rows ``first_row:first_row + len(out)`` of ``chunk`` into ``out`` (C-contiguous, chunk width)."""
+        """Read rows ``first_row:first_row + len(out)`` of ``chunk`` into ``out`` (C-contiguous, chunk width):
+        plain reads into the array, not a memory map, so that the pages read are not the process's memory."""
         view = memoryview(out).cast("B")
-        offset = chunk.offset + first_row * chunk.width * out.itemsize
-        done = 0
-        while done < view.nbytes:
-            with self._lock:
-                fd = self._fd(chunk.path)
-            n = os.preadv(fd, [view[done:done + _PREAD_MAX]], offset + done)
-            if n == 0:
-                raise OSError(f"{chunk.path}: the chunk file ends early (was the cache cleared or the file "
-                              "truncated while the data were in use?)")
-            done += n
+        with self._lock:
+            f = self._file(chunk.path)
+            f.seek(chunk.offset + first_row * chunk.width * out.itemsize)
+            done = 0
+            while done < view.nbytes:
+                n = f.readinto(view[done:done + _READ_MAX])
+                if not n:
+                    raise OSError(f"{chunk.path}: the chunk file ends early (was the cache cleared or the file "
+                                  "truncated while the data were in use?)")
+                done += n
 
-    def _fd(self, path: Path) -> int:
-        fd = self._files.get(path)
-        if fd is not None:
+    def _file(self, path: Path) -> io.FileIO:
+        f = self._files.get(path)
+        if f is not None:
             self._files.move_to_end(path)
-            return fd
+            return f
         if len(self._files) >= _OPEN_FILES:
-            os.close(self._files.popitem(last=False)[1])
-        fd = self._files[path] = os.open(path, os.O_RDONLY)
-        return fd
+            self._files.popitem(last=False)[1].close()
+        f = self._files[path] = io.FileIO(path, "r")
+        return f
 
 
 def _write_chunk(path: Path, sizes: np.ndarray, columns: np.ndarray, values: np.ndarray, width: int, dtype: np.dtype,
