@@ -156,13 +156,20 @@ def test_parse_assignment():
 
 @pytest.mark.engine
 def test_demo_prints_the_comparison_table(tmp_path, capsys):
+    """LightGBM's lambdarank, then every registered objective's ``demo_runs`` (README: PLRank, uMart, uRank and
+    PL-Partition at least)."""
+    from plboost.cli import demo_runs
+    from plboost.experiment import RunSpec, parse_run
+
+    labels = [parse_run(text, RunSpec()).label for text in demo_runs()]
+    assert {"lambdarank [lightgbm]", "plrank(n_permutations=1) [lightgbm]", "plrank(n_permutations=3) [lightgbm]",
+            "umart(window=2) [lightgbm]", "urank [lightgbm]", "pl_partition [lightgbm]"} <= set(labels)
     assert main(["demo", "--queries", "60", "--rounds", "10", "--out", str(tmp_path), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    for name in ("lambdarank [lightgbm]", "plrank(n_permutations=1) [lightgbm]", "plrank(n_permutations=3) [lightgbm]",
-                 "umart(window=2) [lightgbm]", "urank [lightgbm]", "pl_partition [lightgbm]"):
-        assert name in printed
+    for label in labels:
+        assert label in printed
     saved = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert len(saved["results"]) == 6
+    assert len(saved["results"]) == len(labels)
     assert (tmp_path / "data" / "train.txt").is_file()
 
 
