@@ -483,9 +483,8 @@ def _summarize(args) -> int:
 
 
 def demo_runs() -> list[str]:
-    """The demo's configurations: LightGBM's lambdarank, then each registered objective's ``demo_runs``
-    (configurations in ``--run`` syntax; by default the objective with its defaults)."""
-    return ["lambdarank"] + [run for cls in OBJECTIVES.values() for run in getattr(cls, "demo_runs", (cls.name,))]
+    """The demo's configurations: LightGBM's lambdarank, then each registered objective's ``demo_runs``."""
+    return ["lambdarank"] + [run for cls in OBJECTIVES.values() for run in cls.demo_runs]
 
 
 def _demo(args) -> int:

@@ -29,7 +29,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ._params import LEAF_VALUES
+from .objectives import OBJECTIVES
 
 #: the RunSpec fields a search may set; every other engine dimension goes into ``engine_params``
 _SPEC_FIELDS = ("learning_rate", "num_leaves", "leaf_values")
@@ -110,20 +110,11 @@ ENGINE_SPACES = {
     ),
 }
 
-#: each objective's own parameters (plboost's, and the engines' ranking objectives')
+#: each objective's own parameters: plboost's, declared by each objective class (``search_space``), and the
+#: engines' ranking objectives'
 OBJECTIVE_SPACES = {
-    "plrank": (
-        Dimension("top_k", choices=(5, 10, 20, None), default=10),
-        Dimension("n_permutations", 1, 6, default=1),
-        Dimension("leaf_values", choices=LEAF_VALUES, default="diagonal", engines=("lightgbm",)),
-    ),
-    "umart": (
-        Dimension("window", 1, 10, default=2),
-        Dimension("sigmoid", 0.5, 4.0, log=True, default=1.0),
-    ),
-    "urank": (),
-    "pl_partition": (),
-    "pl_lb": (),
+    **{name: tuple(Dimension(dimension, **fields) for dimension, fields in cls.search_space.items())
+       for name, cls in OBJECTIVES.items()},
     "lambdarank": (Dimension("lambdarank_truncation_level", 5, 60, default=30),),
     "rank_xendcg": (),
     "regression": (),
@@ -189,8 +180,9 @@ def search_space(spec, overrides: dict | None = None) -> SearchSpace:
         return tuple(d for name, d in dimensions.items() if name not in fixed)
 
     if spec.objective not in OBJECTIVE_SPACES:
-        raise ValueError(f"no search space is declared for objective {spec.objective!r}; add one to "
-                         "plboost.tuning.OBJECTIVE_SPACES or give it in the TOML config's [tune.<objective>]")
+        raise ValueError(f"no search space is declared for objective {spec.objective!r} (plboost's objectives "
+                         "declare theirs in their class's search_space, the engines' in "
+                         "plboost.tuning.OBJECTIVE_SPACES); give one in the TOML config's [tune.<objective>]")
     return SearchSpace(resolve(spec.engine, ENGINE_SPACES[spec.engine]),
                        resolve(spec.objective, OBJECTIVE_SPACES[spec.objective]))
 

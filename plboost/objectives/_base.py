@@ -164,6 +164,11 @@ class RankingObjective:
 
     #: name under which the CLI and :func:`plboost.objectives.get_objective` know the objective
     name: str = ""
+    #: what ``plboost demo`` trains of this objective: configurations in ``--run`` syntax (``name,key=value``)
+    demo_runs: tuple[str, ...] = ()
+    #: the objective's own dimensions of ``plboost compare --tune`` (:mod:`plboost.tuning`): parameter name ->
+    #: ``Dimension`` fields, e.g. ``{"window": {"low": 1, "high": 10, "default": 2}}``; empty: only the engine's
+    search_space: dict[str, dict] = {}
     _max_cached_datasets = 8
     #: gradients depend on the scores only through softmaxes of them, so the kernels get them relative to
     #: each query's top, with wide gaps narrowed (see ``_relative_scores``)

@@ -581,6 +581,7 @@ class PLPartition(RankingObjective):
     """
 
     name = "pl_partition"
+    demo_runs = ("pl_partition",)
     _aliases = ("quadrature_step",)
 
     def __init__(self, *, tolerance: float = DEFAULT_TOLERANCE, hessian_floor: float = DEFAULT_HESSIAN_FLOOR,

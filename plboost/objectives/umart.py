@@ -369,6 +369,8 @@ class UMart(RankingObjective):
     name = "umart"
     #: the demo's configuration (``plboost demo``): the authors' window on MSLR
     demo_runs = ("umart,window=2",)
+    search_space = {"window": {"low": 1, "high": 10, "default": 2},
+                    "sigmoid": {"low": 0.5, "high": 4.0, "log": True, "default": 1.0}}
     #: the score-distance norm divides by raw score gaps, and lightgbm_arithmetic must see LightGBM's scores
     _softmax_of_scores = False
     _no_loss_reason = ("LambdaMART-style lambdas are not the gradient of any loss: the pair weights change with "

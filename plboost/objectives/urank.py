@@ -141,6 +141,7 @@ class URank(RankingObjective):
     """
 
     name = "urank"
+    demo_runs = ("urank",)
 
     def _prepare(self, data: QueryData):
         """Refuse labels above ``MAX_LABEL`` (once per dataset; there is no other state)."""
