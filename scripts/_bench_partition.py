@@ -100,6 +100,7 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
 
 
 def print_table(rows: list[dict]) -> None:
+    """Rows as a Markdown table (bench.py prints its sections with it too)."""
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
     print("|" + "|".join("---" for _ in columns) + "|")

@@ -42,8 +42,8 @@ from plboost.data import make_synthetic
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
 from _bench_parser import parser_rows  # noqa: E402
-from _bench_partition import partition_rows  # noqa: E402
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from _bench_partition import partition_rows, print_table  # noqa: E402
+from plboost.objectives import OBJECTIVES, PLRank, UMart
 
 
 def alternate(a, b, repeats: int) -> tuple[float, float]:
@@ -64,8 +64,9 @@ def kernel_rows(n_queries: int, repeats: int) -> list[dict]:
     data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
     scores = np.random.default_rng(0).normal(size=data.n_docs)
     dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
-    objectives = [PLRank(top_k=10, n_permutations=1), PLRank(top_k=10, n_permutations=3), URank(),
-                  UMart(window=1), UMart(window=2), UMart(window=10), PLPartition(), PLLowerBound()]
+    # every registered objective with its defaults, and the settings of the performance targets
+    objectives = [cls() for cls in OBJECTIVES.values()] + [PLRank(top_k=10, n_permutations=3), UMart(window=1),
+                                                          UMart(window=10)]
     rows = []
     for obj in objectives:
         obj.warm_up()
@@ -197,7 +198,7 @@ def scaling_rows(total: int, repeats: int) -> list[dict]:
         labels = rng.choice(5, size=n_queries * size, p=[0.52, 0.31, 0.13, 0.03, 0.01]).astype(float)
         offsets = np.arange(n_queries + 1, dtype=np.int64) * size
         scores = rng.normal(size=labels.size)
-        for obj in (PLRank(top_k=10), URank(), PLPartition(), UMart(window=2)):
+        for obj in [cls() for cls in OBJECTIVES.values()]:
             seconds, _ = alternate(functools.partial(obj.gradients, scores, labels, offsets), lambda: None, repeats)
             per_doc = 1e9 * seconds / labels.size
             note = f"{per_doc:.0f} ns per document"
@@ -214,23 +215,23 @@ FIRST_CALL_SCRIPT = """
 import sys, time
 import numpy as np
 from plboost.data import make_synthetic
-from plboost.objectives import PLLowerBound, PLPartition, PLRank, UMart, URank
+from plboost.objectives import get_objective
 data = make_synthetic(n_queries=50, n_features=1, seed=0)
 scores = np.random.default_rng(0).normal(size=data.n_docs)
 for name in sys.argv[1:]:
-    obj = eval(name)
+    obj = get_objective(name)
     start = time.perf_counter()
     obj.gradients(scores, data.labels, data.offsets)
     print(time.perf_counter() - start)
 """
 
-FIRST_CALL_OBJECTIVES = ("PLRank()", "UMart()", "URank()", "PLPartition()", "PLLowerBound()")
+FIRST_CALL_OBJECTIVES = tuple(OBJECTIVES)  # registered names
 
 
 def first_call_rows(repeats: int) -> list[dict]:
     """The first gradient call of a fresh install: a new process with an empty Numba cache, against the same
-    call in a new process that finds the kernels cached (50 queries). Each objective alone, then all five in
-    one process (kernels they share compile once). Medians of ``repeats`` fresh caches."""
+    call in a new process that finds the kernels cached (50 queries). Each objective alone, then all of
+    them in one process (kernels they share compile once). Medians of ``repeats`` fresh caches."""
     import subprocess
     import tempfile
 
@@ -247,22 +248,13 @@ def first_call_rows(repeats: int) -> list[dict]:
             with tempfile.TemporaryDirectory(prefix="plboost-numba-") as cache_dir:
                 cold.append(sum(run(names, cache_dir)))
                 warm.append(sum(run(names, cache_dir)))
-        what = names[0] if len(names) == 1 else "all five objectives, one process"
+        what = names[0] if len(names) == 1 else f"all {len(names)} objectives, one process"
         rows.append({"kernel": f"first call of {what}, empty Numba cache", "documents": "", "queries": 50,
                      "ms": 1e3 * statistics.median(cold), "baseline": "the same, kernels cached",
                      "baseline ms": 1e3 * statistics.median(warm),
                      "ratio": statistics.median(cold) / statistics.median(warm),
                      "note": f"fresh process each; medians of {repeats}"})
     return rows
-
-
-def print_table(rows: list[dict]) -> None:
-    columns = list(rows[0])
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "|".join("---" for _ in columns) + "|")
-    for row in rows:
-        cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()]
-        print("| " + " | ".join(cells) + " |")
 
 
 SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves", "first-call")

@@ -9,21 +9,7 @@ import numpy as np
 import pytest
 
 from plboost.data import clear_cache, load_svmlight, make_synthetic
-from plboost.data import cache, svmlight
-
-
-@pytest.fixture
-def parser_calls(monkeypatch):
-    """Counts the chunks the loader parses."""
-    calls = []
-    parse = svmlight._read_documents
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return parse(*args, **kwargs)
-
-    monkeypatch.setattr(svmlight, "_read_documents", counting)
-    return calls
+from plboost.data import cache
 
 
 @pytest.fixture

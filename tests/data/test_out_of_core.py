@@ -34,20 +34,6 @@ def assert_same(loaded, expected):
 
 
 @pytest.fixture
-def parser_calls(monkeypatch):
-    """Counts the chunks the loaders parse."""
-    calls = []
-    parse = svmlight._read_documents
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return parse(*args, **kwargs)
-
-    monkeypatch.setattr(svmlight, "_read_documents", counting)
-    return calls
-
-
-@pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 4 KiB of text: a file of a few hundred KiB makes dozens of chunk files."""
     monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 4096)
