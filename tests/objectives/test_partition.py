@@ -186,6 +186,7 @@ LARGE_CASES = {
 }
 
 
+@pytest.mark.slow  # dense long-double references of partitions of hundreds of documents
 @pytest.mark.parametrize("case", sorted(LARGE_CASES))
 def test_large_partitions_match_the_reference_quadrature(case):
     rng = np.random.default_rng(len(case))
@@ -243,6 +244,7 @@ def test_the_tolerance_sets_the_accuracy(tolerance):
     assert worst_error(tolerance=tolerance) < 5 * tolerance + 1e-13
 
 
+@pytest.mark.slow  # dense long-double references of partitions of hundreds of documents
 def test_finer_tolerances_evaluate_more_terms():
     rng = np.random.default_rng(3)
     scores = rng.normal(size=300)
@@ -326,6 +328,7 @@ EXTREME_STEPS = {
 }
 
 
+@pytest.mark.slow  # dense long-double references of partitions of hundreds of documents
 @pytest.mark.parametrize("case", sorted(EXTREME_STEPS))
 def test_extreme_steps_match_the_reference(case):
     """Loss, gradients and hessians of one step within 1e-8 of the reference (relative where above 1)."""
