@@ -238,8 +238,10 @@ def report(results: list[dict], meta: dict) -> str:
     out = []
     write = out.append
     write("## Figures\n")
-    write(f"{meta['rounds']} rounds of LightGBM (31 leaves, learning rate 0.1) after the Dataset is built (Dask: "
-          f"fits of 1 and {1 + meta.get('dask_rounds', meta['rounds'])} rounds); "
+    single_rounds = sorted({r["rounds"] for r in results if r["mode"] != "dask"})
+    dask_rounds = sorted({r["rounds"] for r in results if r["mode"] == "dask"})
+    write(f"{' or '.join(map(str, single_rounds)) or meta['rounds']} rounds of LightGBM (31 leaves, learning rate 0.1) "
+          f"after the Dataset is built (Dask: fits of 1 and {' or '.join(map(str, dask_rounds)) or '-'} rounds); "
           f"out-of-core memory budget {meta['budget_mib']} MiB; each row a fresh process. *load*: reading the "
           "SVMlight file (in memory: parsing into the dense matrix; out of core: parsing into chunk files on "
           "disk; Dask: each worker reading its blocks); *construction*: building LightGBM's Dataset (Dask: "
@@ -269,8 +271,8 @@ def report(results: list[dict], meta: dict) -> str:
     write("Least squares over the sizes measured: the exponent of log-log fits (1 = linear growth) and a linear "
           "fit of peak memory against documents (bytes per document, and the intercept).\n")
     write("| mode | objective | sizes | time / iteration exponent | construction exponent | memory exponent | "
-          "bytes / document | intercept MiB | RSS after: bytes / document |")
-    write("|---|---|---|---|---|---|---|---|---|")
+          "bytes / document | intercept MiB |")
+    write("|---|---|---|---|---|---|---|---|")
     fits = {}
     for mode in MODES:
         for objective in OBJECTIVES:
@@ -282,13 +284,9 @@ def report(results: list[dict], meta: dict) -> str:
             slope, intercept = linear_fit(docs, peaks)
             fits[mode, objective] = (slope, intercept)
             construct = [max(r["construct_s"], 1e-3) for r in rows]
-            with_rss = [r for r in rows if "rss_end_bytes" in r]
-            rss = ""
-            if len(with_rss) >= 2:
-                rss = f"{linear_fit([r['n_docs'] for r in with_rss], [r['rss_end_bytes'] for r in with_rss])[0]:,.0f}"
             write(f"| {mode} | {objective} | {len(rows)} | {loglog_exponent(docs, [r['per_iter_s'] for r in rows]):.2f}"
                   f" | {loglog_exponent(docs, construct):.2f} | {loglog_exponent(docs, peaks):.2f} | {slope:,.0f} | "
-                  f"{intercept / MIB:,.0f} | {rss} |")
+                  f"{intercept / MIB:,.0f} |")
 
     write(f"\n## Out-of-core memory against the dense matrix ({DENSE_BYTES_PER_DOC} bytes per document)\n")
     write("The issue asks that out-of-core peak memory grow at no more than half the rate of the dense float32 "
