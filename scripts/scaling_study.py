@@ -7,7 +7,7 @@ on the workers). Every measurement runs in a fresh subprocess so that peak resid
 mix between measurements. LightGBM, PLRank and lambdarank. Prints Markdown (docs/scaling.md); progress goes
 to standard error.
 
-    python scripts/scaling_study.py                           # sizes 1,2,4,8, 10 rounds (about 35 minutes)
+    python scripts/scaling_study.py                           # sizes 1,2,4,8, 10 rounds (about 30 minutes)
     python scripts/scaling_study.py --sizes 1,4 --rounds 5 --data-dir /tmp/plboost-scaling
     python scripts/scaling_study.py --from-json /tmp/plboost-scaling/results.json   # print again, no runs
     python scripts/scaling_study.py --quick                   # tiny sizes, for the tests
