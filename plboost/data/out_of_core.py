@@ -694,7 +694,7 @@ def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_
             labels.append(piece[0])
             row_qids.append(piece[1])
             values, columns, sizes = parser.pieces.pop()
-            width = parser.n_features or (parser.widest[0] if parser.widest else 0)
+            width = parser.width
             _check_fill(parser, path, dtype)
             name = f"{_CHUNK_PREFIX}{len(names):06d}"
             slice_rows = max(1, budget // max(1, width * dtype.itemsize))
@@ -705,7 +705,7 @@ def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_
         raise DataFormatError(path, None, "no data lines (the file is empty or holds only comments)")
     labels = np.concatenate(labels)
     offsets, qids = parser._queries(np.concatenate(row_qids), labels.size, query_path)
-    width = parser.n_features or (parser.widest[0] if parser.widest else 0)
+    width = parser.width
     arrays = {"labels": labels, "qids": qids, "offsets": offsets,
               "shape": np.array([labels.size, width], dtype=np.int64)}
     for name, array in arrays.items():
@@ -716,16 +716,12 @@ def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_
 def _check_fill(parser, path: Path, dtype: np.dtype) -> None:
     """Refuse, as the in-memory loader's ``max_dense_gib="auto"`` does, dense chunk files above 1 GiB of which
     less than 1% of the cells are given in the file (a stray large feature index, or data to read sparse)."""
-    width = parser.n_features or (parser.widest[0] if parser.widest else 0)
+    width = parser.width
     gib = parser.n_rows * width * dtype.itemsize / 2**30
     fill = parser.n_values / max(1, parser.n_rows * width)
     if gib <= _svmlight._SPARSE_DENSE_GIB or fill >= _svmlight._SPARSE_FILL:
         return
-    if parser.n_features is None:
-        _, line, index = parser.widest
-        cause = f"feature index {index} makes X {width:,} columns wide"
-    else:
-        line, cause = None, f"n_features={parser.n_features} makes X {width:,} columns wide"
+    line, cause = parser._width_cause()
     raise DataFormatError(path, line, f"{cause}: read it in memory with dense=False for a sparse X; dense "
                           f"{dtype} on disk, the {parser.n_rows:,} document(s) read so far need {gib:.3g} GiB with "
                           f"{100 * fill:.2g}% of the cells in the file")

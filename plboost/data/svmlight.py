@@ -351,7 +351,7 @@ class _Parser:
 
         labels = np.concatenate(labels)
         n_docs = labels.size
-        width = self.n_features or (self.widest[0] if self.widest else 0)
+        width = self.width
         if self.dense:
             self._widen(width)
             X, self.X = self.X, None
@@ -420,7 +420,7 @@ class _Parser:
         self.n_values += values.size
         if self.dense:
             self._check_dense_size()
-            self._widen(self.n_features or (self.widest[0] if self.widest else 0))
+            self._widen(self.width)
             start = self.X.shape[0]
             self.X.resize((start + n_rows, self.X.shape[1]), refcheck=False)  # new rows of zeros
             _kernels.scatter(self.X, start, docs.sizes, columns, values)
@@ -445,9 +445,22 @@ class _Parser:
                 rows[:, :old] = flat[start * old:end * old].reshape(end - start, old)
                 rows[:, old:] = 0
 
+    @property
+    def width(self) -> int:
+        """Columns of X so far: ``n_features``, else one past the largest feature index read."""
+        return self.n_features or (self.widest[0] if self.widest else 0)
+
+    def _width_cause(self) -> tuple[int | None, str]:
+        """(line, reason) of X's width, for a refusal of its dense size: the line of the largest feature index,
+        or ``n_features``."""
+        if self.n_features is None:
+            _, line, index = self.widest
+            return line, f"feature index {index} makes X {self.width:,} columns wide"
+        return None, f"n_features={self.n_features} makes X {self.width:,} columns wide"
+
     def _check_dense_size(self) -> None:
         """Refuse, before allocating it, a dense X of the documents so far that is above ``max_dense_gib``."""
-        width = self.n_features or (self.widest[0] if self.widest else 0)
+        width = self.width
         gib = self.n_rows * width * self.dtype.itemsize / 2**30
         if self.max_dense_gib is None:
             return
@@ -465,11 +478,7 @@ class _Parser:
             reason = f"more than max_dense_gib={self.max_dense_gib:g}"
         else:
             return
-        if self.n_features is None:
-            _, line, index = self.widest
-            cause = f"feature index {index} makes X {width:,} columns wide"
-        else:
-            line, cause = None, f"n_features={self.n_features} makes X {width:,} columns wide"
+        line, cause = self._width_cause()
         raise DataFormatError(self.path, line, f"{cause}: pass dense=False for a sparse X; dense {self.dtype}, the "
                               f"{self.n_rows:,} document(s) read so far need {gib:.3g} GiB, {reason}")
 
