@@ -1,6 +1,8 @@
 """PL-Partition and PL-LB against exact likelihoods, a plain reference quadrature, and their derivatives."""
 
+import importlib.util
 import itertools
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -8,6 +10,20 @@ import pytest
 
 from plboost.objectives import PLLowerBound, PLPartition
 from plboost.objectives._base import QueryData
+
+
+def _load_accuracy_script():
+    """scripts/partition_accuracy.py, whose dense long-double ``reference_step`` (the moments G_i, D_i,
+    E[h_i^2] and Var(Σh) by a trapezoid of 12,001 nodes in z, then the formulas of partition.py's docstring,
+    themselves checked against finite differences below) the extreme-step tests compare with."""
+    path = Path(__file__).resolve().parents[2] / "scripts" / "partition_accuracy.py"
+    spec = importlib.util.spec_from_file_location("partition_accuracy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+reference_step = _load_accuracy_script().reference_step
 
 #: working precision of the references: set per call (mpmath.workdps), not globally at import, so that it
 #: does not depend on which test module was imported last
@@ -277,43 +293,6 @@ def test_bad_tolerances_are_refused(tolerance):
 # --------------------------------------------------------------------------------------------------
 # Extremes: ties far above R (a cliff the quadrature must refine), partitions of 1, 2 and 1000, score
 # spreads of ±50, all scores equal
-
-def reference_step(upper, lower, nodes=12001, chunk=100):
-    """-log P(S ≻ R) and the step's gradient and hessian (documents ``upper`` then ``lower``): the moments
-    G_i, D_i, E[h_i^2] and Var(Σh) by a dense long-double trapezoid in z, then the formulas of the module
-    docstring (themselves checked against finite differences above)."""
-    L = np.longdouble
-    upper, lower = np.asarray(upper, dtype=L), np.asarray(lower, dtype=L)
-    w_r = lower.max() + np.log(np.exp(lower - lower.max()).sum())
-    log_a = upper - w_r
-    z = np.linspace(L(-60), np.log(L(upper.size + 1)) + 6, nodes, dtype=L)
-
-    def terms(part):
-        x = np.exp(log_a[part, None] + z[None, :])
-        one_minus = -np.expm1(-x)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            h = np.where(x > 1e4, 0, np.where(x < 1e-30, 1 - x / 2, x * (1 - one_minus) / one_minus))
-        return one_minus, h, np.where(x > 1e4, 0, x * h)
-
-    parts = [slice(i, i + chunk) for i in range(0, upper.size, chunk)]
-    psi, sum_h = z - np.exp(z), np.zeros(nodes, dtype=L)
-    for part in parts:
-        one_minus, h, _ = terms(part)
-        psi = psi + np.log(one_minus).sum(axis=0)
-        sum_h += h.sum(axis=0)
-    weight = np.exp(psi - psi.max())
-    total = weight.sum()
-    g, d, e2 = (np.empty(upper.size, dtype=L) for _ in range(3))
-    for part in parts:
-        _, h, xh = terms(part)
-        g[part], d[part], e2[part] = ((v * weight).sum(axis=1) / total for v in (h, xh, h * h))
-    mean = (sum_h * weight).sum() / total
-    phi = ((sum_h - mean) ** 2 * weight).sum() / total + (g - d - e2).sum()
-    p = np.exp(lower - w_r)
-    loss = -(psi.max() + np.log(total * (z[1] - z[0])))
-    return (loss, np.concatenate([-g, p * g.sum()]),
-            np.concatenate([g * g - g + d, g.sum() * p * (1 - p) - phi * p * p]))
-
 
 EXTREME_STEPS = {
     "20 tied documents 10 above 1": (lambda rng: (np.full(20, 10.0), np.zeros(1))),
