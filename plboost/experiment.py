@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import difflib
-import functools
 import inspect
 import json
 import math
@@ -26,6 +25,7 @@ import numpy as np
 from . import __version__, engines, metrics
 from ._params import TABLE_METRICS, check_leaf_values, import_extra, parse_assignment, split_list
 from .engines import TrainedModel
+from .engines.parameters import check_engine_params
 from .objectives import OBJECTIVES
 
 
@@ -67,9 +67,11 @@ class RunSpec:
         if not math.isfinite(float(self.learning_rate)):
             raise ValueError(f"learning_rate must be a finite positive number, got {self.learning_rate}")
         self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
-        check_engine_params(self.engine, self.engine_params)
-        if self.engine == "lightgbm" and self.objective in engines.BUILTIN_OBJECTIVES["lightgbm"]:
-            check_engine_params(self.engine, self.objective_params, what="parameter of " + self.objective)
+        check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
+                            run_settings=True)
+        if self.objective in engines.BUILTIN_OBJECTIVES.get(self.engine, ()):
+            check_engine_params(self.engine, self.objective_params, objective=self.objective,
+                                eval_at=max(self.eval_at), run_settings=True, what="parameter of " + self.objective)
 
     @property
     def seeded_objective_params(self) -> dict:
@@ -135,30 +137,6 @@ def _checked_value(objective: str, name: str, value, kinds: set):
         expected = "an integer" if "int" in kinds else "a number" if "float" in kinds else "true or false"
         raise ValueError(f"{where}: expected {expected}")
     return value
-
-
-def check_engine_params(engine: str, params: dict, *, what: str = "engine parameter") -> None:
-    """Refuse LightGBM parameters LightGBM does not know (it would ignore them with a warning), naming the
-    closest known one. XGBoost's own warning names the parameters it does not use."""
-    if engine != "lightgbm" or not params:
-        return
-    known = _lightgbm_parameter_names()
-    for name in params:
-        if known and name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise ValueError(f"unknown LightGBM {what} {name!r}{hint} (see LightGBM's Parameters page)")
-
-
-@functools.cache
-def _lightgbm_parameter_names() -> frozenset:
-    try:
-        from lightgbm.basic import _ConfigAliases
-
-        aliases = _ConfigAliases._get_all_param_aliases()
-    except Exception:  # a LightGBM without the list: leave the parameters to LightGBM
-        return frozenset()
-    return frozenset(aliases) | {alias for names in aliases.values() for alias in names}
 
 
 @dataclass
@@ -336,7 +314,7 @@ def load_config(path, defaults: RunSpec) -> list[RunSpec]:
     if unknown:
         raise ValueError(f"{path}: unknown tables {sorted(unknown)}; expected [defaults], [[run]] and [tune.*] "
                          "(search spaces, see plboost.tuning.spaces_from_toml)")
-    base = replace(defaults, **_spec_fields(document.get("defaults", {}), f"{path} [defaults]"))
+    base = _configured(defaults, document.get("defaults", {}), f"{path} [defaults]")
     runs = document.get("run", [])
     if not runs:
         raise ValueError(f"{path}: no [[run]] tables")
@@ -347,8 +325,17 @@ def load_config(path, defaults: RunSpec) -> list[RunSpec]:
         if "objective" not in table:
             raise ValueError(f"{where}: missing 'objective'")
         params = table.pop("params", {})
-        specs.append(replace(base, objective_params=dict(params), **_spec_fields(table, where)))
+        specs.append(_configured(base, {**table, "objective_params": dict(params)}, where))
     return specs
+
+
+def _configured(spec: RunSpec, table: dict, where: str) -> RunSpec:
+    """``spec`` with the fields of a TOML table; a refused value names the table."""
+    fields_ = _spec_fields(table, where)
+    try:
+        return replace(spec, **fields_)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def read_toml(path) -> dict:

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._params import import_extra
 from . import TrainedModel, check_engine, describe_objective, engine_refusal
+from .parameters import check_engine_params
 
 dask = import_extra("dask", "training on Dask", "'plboost[dask]'")
 da = import_extra("dask.array", "training on Dask", "'plboost[dask]'")
@@ -229,6 +230,7 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
     if valid is not None:
         check_partitions(valid.qid)
     name, objective_params = describe_objective(objective)
+    check_engine_params(engine, engine_params, objective=name, eval_at=eval_at)
     if not isinstance(objective, str):
         objective.warm_up()
     start = time.perf_counter()

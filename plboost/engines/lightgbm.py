@@ -19,6 +19,7 @@ from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
+from .parameters import check_engine_params
 
 #: LightGBM's ndcg metric and lambdarank objective refuse queries of more documents (its ``kMaxPosition``)
 LIGHTGBM_MAX_QUERY = 10000
@@ -129,6 +130,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         raise ValueError("leaf_values='exact' predicts every training document's leaf each round from X in memory; "
                          "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
+    check_engine_params("lightgbm", engine_params, objective=name, eval_at=eval_at)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
               "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}
     if isinstance(train_data, OutOfCoreData):

@@ -11,6 +11,7 @@ from ..data.out_of_core import OutOfCoreData, training_data
 from ..objectives import RankingObjective
 from . import TrainedModel, describe_objective, engine_refusal
 from ._progress import RoundProgress
+from .parameters import check_engine_params
 
 
 class _Watch(xgb.callback.TrainingCallback):
@@ -80,6 +81,7 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
         raise ValueError("out-of-core validation data take the quantiles of an out-of-core training matrix; read the "
                          "training data out of core too, or the validation data into memory")
     name, objective_params = describe_objective(objective)
+    check_engine_params("xgboost", engine_params, objective=name, eval_at=eval_at)
     metric_name = f"ndcg@{eval_at}"
     params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
                             eval_at=eval_at, engine_params=engine_params)
