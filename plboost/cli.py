@@ -28,6 +28,7 @@ from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, ENGINES
 from .objectives import OBJECTIVES
+from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
@@ -250,14 +251,11 @@ def _load_options(args) -> dict:
             "zero_based": args.zero_based}
 
 
-def check_output_path(path: Path | None, inputs, option: str, *, directory: bool = False) -> None:
-    """Refuse, before any training, an output path that cannot be written or that is one of the inputs."""
+def check_output_path(path: Path | None, option: str, *, directory: bool = False) -> None:
+    """Refuse, before any training, an output path that cannot be written (what it must not replace is
+    checked by :func:`plboost.outputs.check_outputs`)."""
     if path is None:
         return
-    resolved = path.resolve()
-    for given in inputs:
-        if given is not None and Path(given).resolve() == resolved:
-            raise ValueError(f"{option} {path} is one of the input files; it would be overwritten")
     try:
         if directory:
             if path.exists() and not path.is_dir():
@@ -341,9 +339,11 @@ def _train(args) -> int:
     spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
-    inputs = [*args.train, args.valid, args.test]
-    check_output_path(args.save_model, inputs, "--save-model")
-    check_output_path(args.out, [*inputs, args.save_model], "--out")
+    reads = [read for paths, role in ((args.train, "training"), ([args.valid], "validation"), ([args.test], "test"))
+             for path in paths if path is not None for read in data_reads(path, role)]
+    check_outputs({"--save-model": args.save_model, "--out": args.out}, reads)
+    check_output_path(args.save_model, "--save-model")
+    check_output_path(args.out, "--out")
     if args.dask_scheduler or args.dask_local:
         result = _train_on_dask(args, spec)
     else:
@@ -380,7 +380,8 @@ def _evaluate(args) -> int:
     from .engines import load_model
     from .experiment import RunSpec, evaluate_scores, format_table
 
-    check_output_path(args.out, [args.model, args.data], "--out")
+    check_outputs({"--out": args.out}, [Read(args.model, "the model file"), *data_reads(args.data, "data")])
+    check_output_path(args.out, "--out")
     model = load_model(args.model)
     data = load_svmlight(args.data, n_features=model.n_features, **_load_options(args))
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
@@ -410,14 +411,15 @@ def _compare(args) -> int:
     if args.plot:
         plotting()  # a missing matplotlib fails now, not after the training
     choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
-    check_output_path(args.out, [], "--out", directory=True)
+    check_output_path(args.out, "--out", directory=True)  # a directory it creates holds nothing to overwrite
+    layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
+    outputs = dataset_outputs(layouts, args.out)
+    _check_comparison_outputs(args, layouts, outputs)
     tune = None
     if args.tune:
         from .tuning import Tuning, load_overrides
 
         tune = Tuning(args.tune, seed=args.tune_seed, overrides=load_overrides(args.config) if args.config else {})
-    layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
-    outputs = dataset_outputs(layouts, args.out)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     comparisons = []
     for layout, (_, out) in zip(layouts, outputs, strict=True):
@@ -444,6 +446,22 @@ def _compare(args) -> int:
     return 0
 
 
+def _check_comparison_outputs(args, layouts, outputs) -> None:
+    """Refuse a ``compare --out`` whose result files or run records would replace a file the comparison reads:
+    a data file of a split (or a query file beside it) or the ``--config`` file."""
+    if args.out is None:
+        return
+    reads = [Read(args.config, "the --config file")] if args.config else []
+    reads += [read for layout in layouts for split in layout.splits
+              for path, role in ((split.train, "training"), (split.valid, "validation"), (split.test, "test"))
+              if path is not None for read in data_reads(path, f"{split.name} {role}")]
+    for out in dict.fromkeys([args.out, *(out for _, out in outputs)]):
+        for read in reads:
+            if result_file_of(read.path, out) is not None:
+                raise ValueError(f"--out {args.out} would write over {read.path} ({read.what}); give another "
+                                 "directory")
+
+
 def _print_comparison(result, baseline=None):
     """Print a comparison's header, table (with significance markers against the baseline) and legend;
     return the significance table (None without a baseline)."""
@@ -463,7 +481,9 @@ def _print_comparison(result, baseline=None):
 def _summarize(args) -> int:
     from .winning import load_results, summarize
 
-    check_output_path(args.out, args.results, "--out")
+    reads, comparisons = _summarized_files(args.results, significant=args.significant)
+    check_outputs({"--out": args.out}, reads, comparisons)
+    check_output_path(args.out, "--out")
     results = load_results(args.results)
     significant = None
     if args.significant:
@@ -480,6 +500,26 @@ def _summarize(args) -> int:
         table.to_csv(args.out, index=False)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _summarized_files(paths, *, significant: bool):
+    """What ``summarize`` reads (the files given, the ``results.json`` found in directories, the ``per_query.csv``
+    files of ``--significant``) and the comparison directories among them, whose result files an output must not
+    replace."""
+    reads, comparisons = [], []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob("results.json"))
+            reads += [Read(result, f"a result file found in {path}") for result in found]
+            comparisons += [path, *(result.parent for result in found)]
+            if significant:
+                reads += [Read(table, f"a per-query table found in {path}")
+                          for table in [path / "per_query.csv", *path.glob("*/per_query.csv")]]
+        else:
+            reads.append(Read(path, "a result file given"))
+            if path.name in COMPARISON_FILES:
+                comparisons.append(path.parent)
+    return reads, comparisons
 
 
 def demo_runs() -> list[str]:

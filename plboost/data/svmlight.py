@@ -806,15 +806,20 @@ def _check_is_file(path: Path, what: str) -> None:
         raise DataFormatError(path, None, f"not a regular file (a pipe, a device or a socket); give a {what}")
 
 
+def query_file_candidates(path) -> list[Path]:
+    """The query files :func:`load_svmlight` looks for beside ``path`` (``query_file="auto"``), in order, whether
+    or not they exist: ``<name>.query`` and, for ``<stem>.gz``, ``<stem>.query``."""
+    path = Path(path)
+    names = [path.name + ".query"] + ([path.name[:-3] + ".query"] if path.name.endswith(".gz") else [])
+    return [path.with_name(name) for name in names]
+
+
 def _find_query_file(path: Path, query_file) -> Path | None:
     """The query file to read for ``path`` under the ``query_file`` option (see :func:`load_svmlight`)."""
     if query_file is None:
         return None
     if isinstance(query_file, str) and query_file == "auto":
-        names = [path.name + ".query"]
-        if path.name.endswith(".gz"):
-            names.append(path.name[:-3] + ".query")
-        return next((path.with_name(name) for name in names if path.with_name(name).is_file()), None)
+        return next((candidate for candidate in query_file_candidates(path) if candidate.is_file()), None)
     query_path = Path(query_file)
     _check_is_file(query_path, "query file")
     return query_path
