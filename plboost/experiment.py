@@ -975,7 +975,7 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
     current = {item.path for item in planned}
     data = {item.split.name: item.provenance["data"] for item in planned}
     contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
-    earlier = {}
+    earlier, found = {}, {}
     for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
         if path in current:
             continue
@@ -994,9 +994,26 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
             if log:
                 log(f"{path}: left out (other evaluation conventions)")
             continue
-        spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"]["eval_at"])})
+        try:
+            spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"].get("eval_at") or ())})
+        except (TypeError, ValueError) as error:
+            warnings.warn(f"{path}: the recorded configuration cannot be used ({error}); left out", RecordWarning,
+                          stacklevel=3)
+            continue
+        if comparison.metric_names and sorted(record["metrics"]) != sorted(comparison.metric_names):
+            warnings.warn(f"{path}: recorded with other metrics ({', '.join(record['metrics'])}); left out",
+                          RecordWarning, stacklevel=3)
+            continue
         earlier.setdefault(spec.label, spec)
-        comparison.results.append(FoldResult.from_dict(record))
+        found.setdefault(spec.label, []).append(FoldResult.from_dict(record))
+    for label in list(earlier):
+        missing = sorted(set(contents) - {result.split for result in found[label]})
+        if missing:  # the tests pair queries: every configuration of a table covers the same splits
+            warnings.warn(f"{label}: recorded earlier in {out_dir} without a usable record on {', '.join(missing)}; "
+                          "left out", RecordWarning, stacklevel=3)
+            del earlier[label]
+            continue
+        comparison.results += found[label]
     comparison.specs = list(comparison.specs) + list(earlier.values())
     comparison.earlier = list(earlier)
 

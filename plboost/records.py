@@ -147,7 +147,58 @@ def read_record(path) -> dict:
         raise UnreadableRecord(f"{path}: the run record is not valid JSON ({error}); truncated?") from None
     if not isinstance(record, dict) or "metrics" not in record or "label" not in record:
         raise UnreadableRecord(f"{path}: not a plboost run record (no 'label' and 'metrics')")
+    problem = record_problem(record)
+    if problem is not None:
+        raise UnreadableRecord(f"{path}: a damaged run record ({problem})")
     return record
+
+
+def record_problem(record: dict) -> str | None:
+    """What makes ``record`` unusable as a run record of this format, in a few words; None when every field a
+    comparison reads has its type (a record edited by hand, or cut by another program, fails here rather than
+    in the middle of a table).
+
+    >>> record_problem({"format": 2, "label": "plrank [lightgbm]", "metrics": "garbage"})
+    "'metrics' is not a table of numbers"
+    """
+    if record.get("format") != RECORD_FORMAT:
+        return f"format {record.get('format')!r}, where this plboost writes {RECORD_FORMAT}"
+    for name, kind in (("label", str), ("split", str), ("conventions", str)):
+        if not isinstance(record.get(name), kind):
+            return f"no {name!r} text" if name not in record else f"{name!r} is not text"
+    metrics = record.get("metrics")
+    if not isinstance(metrics, dict) or not metrics or not all(_is_number(v) for v in metrics.values()):
+        return "'metrics' is not a table of numbers"
+    for name in ("train_seconds",):
+        if not _is_number(record.get(name)):
+            return f"{name!r} is not a number"
+    for name, optional in (("trees_used", False), ("repeat", False), ("best_iteration", True)):
+        value = record.get(name)
+        if not (optional and value is None) and not (isinstance(value, int) and not isinstance(value, bool)
+                                                     and value >= 0):
+            return f"{name!r} is not a count"
+    history = record.get("valid_history")
+    if not isinstance(history, list) or not all(_is_number(v) for v in history):
+        return "'valid_history' is not a list of numbers"
+    provenance = record.get("provenance")
+    if not isinstance(provenance, dict) or not isinstance(provenance.get("spec"), dict):
+        return "no configuration ('provenance.spec')"
+    files = provenance.get("data")
+    if not isinstance(files, dict) or not all(entry is None or isinstance(entry, dict) for entry in files.values()):
+        return "no data files ('provenance.data')"
+    qids, per_query = record.get("qids"), record.get("per_query")
+    if qids is None and per_query is None:
+        return None
+    if not isinstance(qids, list) or not isinstance(per_query, dict):
+        return "'qids' and 'per_query' do not go together"
+    if any(not isinstance(values, list) or len(values) != len(qids) or not all(_is_number(v) for v in values)
+           for values in per_query.values()) or set(per_query) != set(metrics):
+        return f"'per_query' does not hold one number per query ({len(qids)}) for each metric"
+    return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def write_json_atomic(path, payload) -> Path:

@@ -274,6 +274,83 @@ def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_
         compare([RunSpec(rounds=3, num_leaves=7)], find_layout(alpha), out_dir=out)
 
 
+def _without_provenance_spec(record):
+    del record["provenance"]["spec"]
+
+
+def _short_per_query(record):
+    record["per_query"]["NDCG@10"] = record["per_query"]["NDCG@10"][:-1]
+
+
+DAMAGES = {
+    "no conventions": (lambda record: record.pop("conventions"), "no 'conventions' text"),
+    "metrics garbage": (lambda record: record.update(metrics="garbage"), "'metrics' is not a table of numbers"),
+    "no provenance.spec": (_without_provenance_spec, "no configuration ('provenance.spec')"),
+    "a metric as text": (lambda record: record["metrics"].update({"NDCG@10": "0.5"}),
+                         "'metrics' is not a table of numbers"),
+    "per_query cut": (_short_per_query, "'per_query' does not hold one number per query (10) for each metric"),
+    "old format": (lambda record: record.update(format=1), "format 1, where this plboost writes 2"),
+}
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_record_is_named_in_one_warning_and_recomputed(two_datasets, tmp_path, capsys, damage):
+    """Records edited by hand or cut by another program: one warning line naming the file, never a traceback."""
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    path = record_path_of(out, "plrank [lightgbm]", "Fold2")
+    record = json.loads(path.read_text())
+    edit, problem = DAMAGES[damage]
+    edit(record)
+    path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    warnings_ = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings_ == [f"plboost compare: warning: {path}: a damaged run record ({problem}); the run is "
+                         "recomputed"], warnings_
+    assert json.loads(path.read_text())["format"] == 2 and "conventions" in json.loads(path.read_text())
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("damage", ["metrics garbage", "no provenance.spec", "no conventions"])
+def test_a_damaged_record_of_a_configuration_not_asked_for_is_left_out_with_a_warning(two_datasets, tmp_path, capsys,
+                                                                                      damage):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "lambdarank", "--out", out) == 0
+    path = record_path_of(out, "lambdarank [lightgbm]", "Fold1")
+    record = json.loads(path.read_text())
+    DAMAGES[damage][0](record)
+    path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    captured = capsys.readouterr()
+    warnings_ = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warnings_ == [f"plboost compare: warning: {path}: a damaged run record ({DAMAGES[damage][1]}); left out",
+                         f"plboost compare: warning: lambdarank [lightgbm]: recorded earlier in {out} without a usable "
+                         "record on Fold1; left out"]
+    assert "lambdarank [lightgbm]" not in captured.out  # its intact Fold2 record alone would pair other queries
+
+
+@pytest.mark.engine
+def test_an_earlier_record_whose_configuration_is_now_refused_is_left_out(two_datasets, tmp_path, capsys):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
+    for split in ("Fold1", "Fold2"):
+        path = record_path_of(out, "urank [lightgbm]", split)
+        record = json.loads(path.read_text())
+        record["provenance"]["spec"]["engine_params"] = {"objective": "regression"}
+        path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank", "--out", out) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("the recorded configuration cannot be used (engine parameter objective='regression'") == 2
+    assert "urank" not in captured.out
+
+
 def test_records_are_written_atomically(tmp_path, monkeypatch):
     from plboost import records
 
@@ -284,7 +361,7 @@ def test_records_are_written_atomically(tmp_path, monkeypatch):
     monkeypatch.setattr(records.os, "fsync", fail)
     with pytest.raises(OSError, match="No space left"):
         records.write_json_atomic(path, {"label": "x", "metrics": {"NDCG@10": 0.9}})
-    assert records.read_record(path)["metrics"] == {"NDCG@10": 0.5}  # the old record, whole
+    assert json.loads(path.read_text())["metrics"] == {"NDCG@10": 0.5}  # the old record, whole
     assert [p.name for p in path.parent.iterdir()] == ["Fold1.json"]  # no temporary file left behind
 
 
