@@ -1,7 +1,11 @@
 """One place for how kernels are compiled and run in parallel.
 
 Kernels are compiled with ``cache=True`` (compiled code is kept beside the sources, or in Numba's user-wide
-cache when the package directory is read-only, so a new process does not recompile) and ``nogil=True``.
+cache when the package directory is read-only, so a new process does not recompile) and ``nogil=True``. Where
+Numba finds neither writable (a read-only installation and an unwritable home directory, or
+``$NUMBA_CACHE_DIR`` unwritable), the cache goes to a private directory of this user under the system's
+temporary directory, and where there is none either, kernels are compiled without a cache; one warning
+(:class:`CacheWarning`) says which.
 
 Kernels are serial. Work is spread over threads by :func:`over_queries`, which hands each thread a
 contiguous range of queries: each query writes only its own slice of the outputs, so no synchronisation is
@@ -15,13 +19,81 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
+import tempfile
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numba
 import numpy as np
 
-_OPTIONS = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+class CacheWarning(UserWarning):
+    """Numba's cache of compiled kernels is not where Numba would keep it (or there is none)."""
+
+
+def _numba_can_cache(directories) -> bool:
+    """Whether Numba finds a writable cache location for kernels defined in each of ``directories`` (its own
+    locators, tried as it tries them; True where Numba's internals are not as expected, leaving it to Numba)."""
+    try:
+        from numba.core import caching
+
+        implementation = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # its name before Numba 0.61
+        locators = implementation._locator_classes
+        probe = _numba_can_cache.__code__
+    except AttributeError:  # pragma: no cover - another Numba
+        return True
+
+    def located(directory: Path) -> bool:
+        function = type(_numba_can_cache)(probe.replace(co_filename=str(directory / "__init__.py")), {})
+        return any(locator.from_function(function, str(directory / "__init__.py")) is not None
+                   for locator in locators)
+    return all(located(directory) for directory in directories)
+
+
+def _private_cache_directory() -> Path | None:
+    """``<temporary directory>/plboost-numba-<uid>``, created for this user alone; None if it cannot be made
+    or is not this user's alone (another user could have placed compiled code there for Numba to load)."""
+    directory = Path(tempfile.gettempdir()) / f"plboost-numba-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        status = os.lstat(directory)
+        if (not stat.S_ISDIR(status.st_mode) or (hasattr(os, "getuid") and status.st_uid != os.getuid())
+                or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+            return None
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError:
+        return None
+    return directory
+
+
+def _choose_cache() -> bool:
+    """Whether kernels are compiled with a cache; where Numba has no writable place for it, point Numba at
+    :func:`_private_cache_directory` (or compile without a cache), with one :class:`CacheWarning`."""
+    package = Path(__file__).resolve().parent
+    kernel_directories = [package, package / "objectives", package / "data", package / "engines"]
+    if numba.config.DISABLE_JIT or _numba_can_cache(kernel_directories):
+        return True
+    where = (f"NUMBA_CACHE_DIR={numba.config.CACHE_DIR} is not writable" if numba.config.CACHE_DIR
+             else f"neither {package} nor the home directory's cache can be written")
+    private = _private_cache_directory()
+    if private is not None:
+        numba.config.CACHE_DIR = str(private)
+        if _numba_can_cache(kernel_directories):
+            warnings.warn(f"no writable place for Numba's cache ({where}); compiled kernels are cached in {private} "
+                          "(set NUMBA_CACHE_DIR to choose)", CacheWarning, stacklevel=2)
+            return True
+    warnings.warn(f"no writable place for Numba's cache ({where}, nor a private temporary directory); kernels are "
+                  "compiled anew in every process (set NUMBA_CACHE_DIR to a writable directory)", CacheWarning,
+                  stacklevel=2)
+    return False
+
+
+#: whether kernels are cached (see the module's docstring)
+CACHE = _choose_cache()
+_OPTIONS = dict(cache=CACHE, nogil=True, fastmath=False, error_model="numpy")
 
 #: below this many documents per thread, a call runs on the calling thread alone
 MIN_DOCS_PER_THREAD = 10_000
@@ -29,12 +101,13 @@ MIN_DOCS_PER_THREAD = 10_000
 _RANGES_PER_THREAD = 4
 
 
-def kernel(func=None, *, parallel=False):
+def kernel(func=None, *, parallel=False, **options):
     """Decorate ``func`` as a compiled, cached kernel that releases the GIL (``@kernel``).
 
     ``@kernel(parallel=True)`` compiles ``prange`` loops as Numba's parallel loops (slow to compile: prefer
-    serial kernels run by :func:`over_queries`)."""
-    decorate = numba.njit(parallel=parallel, **_OPTIONS)
+    serial kernels run by :func:`over_queries`); other ``options`` (``fastmath``, ``inline``) go to
+    ``numba.njit``."""
+    decorate = numba.njit(parallel=parallel, **{**_OPTIONS, **options})
     return decorate if func is None else decorate(func)
 
 

@@ -135,3 +135,56 @@ def test_compiled_kernels_are_cached_by_an_installed_package(tmp_path, read_only
     assert second["misses"] == 0 and second["hits"] > 0
     user_cache = list((home / "numba").rglob("*.nbi")) if (home / "numba").exists() else []
     assert bool(user_cache) == read_only
+
+
+#: a fresh process in which Numba finds no writable cache location: the in-tree and user-wide locators fail
+#: as they do for a non-root user with a read-only installation and an unwritable home directory
+_NO_CACHE_LOCATION = """
+import sys
+from numba.core import caching
+def unwritable(self):
+    raise PermissionError(13, "Permission denied", self.get_cache_path())
+caching.InTreeCacheLocator.ensure_cache_path = unwritable
+caching.UserWideCacheLocator.ensure_cache_path = unwritable
+from plboost.__main__ import run
+try:
+    status = run(sys.argv[1:])
+except SystemExit as exit_:  # --help, --version
+    status = exit_.code
+from plboost import _jit, metrics
+import numpy as np
+print("ndcg", metrics.ndcg(np.array([0.3, 0.1]), np.array([1.0, 0.0]), offsets=np.array([0, 2]), k=2))
+print("cache", _jit.CACHE)
+sys.exit(status)
+"""
+
+
+def _without_cache_location(tmp_path, *argv):
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    environment.pop("NUMBA_CACHE_DIR", None)
+    return subprocess.run([sys.executable, "-c", _NO_CACHE_LOCATION, *argv], capture_output=True, text=True,
+                          env=environment, timeout=300)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="the private directory is named by the user id")
+def test_with_no_writable_cache_location_kernels_are_cached_in_a_private_temporary_directory(tmp_path):
+    """Issue 24, item 4: every command died with Numba's 'no locator available' RuntimeError."""
+    done = _without_cache_location(tmp_path, "--help")
+    assert done.returncode == 0, done.stderr
+    private = tmp_path / f"plboost-numba-{os.getuid()}"
+    assert done.stderr.splitlines() == [
+        f"plboost: warning: no writable place for Numba's cache (neither {Path(_jit.__file__).parent} nor the home "
+        f"directory's cache can be written); compiled kernels are cached in {private} (set NUMBA_CACHE_DIR to choose)"]
+    assert "usage: plboost" in done.stdout and "ndcg 1.0" in done.stdout and "cache True" in done.stdout
+    assert oct(private.stat().st_mode & 0o777) == "0o700" and list(private.rglob("*.nbi"))  # Numba's cache index
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="the private directory is named by the user id")
+def test_a_temporary_directory_others_can_write_is_not_used_and_kernels_compile_without_a_cache(tmp_path):
+    shared = tmp_path / f"plboost-numba-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)  # another user could have put compiled code there for Numba to load
+    done = _without_cache_location(tmp_path, "--version")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "kernels are compiled anew in every process" in done.stderr
+    assert "ndcg 1.0" in done.stdout and "cache False" in done.stdout and not list(shared.rglob("*.nbi"))

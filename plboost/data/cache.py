@@ -217,7 +217,7 @@ def write_entry(key: str, arrays: Mapping[str, np.ndarray], digests: Mapping[str
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=root))
     except OSError as exc:
-        warnings.warn(f"plboost: cannot create the cache directory {root} ({exc}); not caching", stacklevel=3)
+        warnings.warn(f"cannot create the cache directory {root} ({exc}); not caching", stacklevel=3)
         return
     try:
         for name, array in arrays.items():
@@ -229,7 +229,7 @@ def write_entry(key: str, arrays: Mapping[str, np.ndarray], digests: Mapping[str
             if not (root / key).is_dir():  # else another process stored the same entry first
                 raise
     except OSError as exc:
-        warnings.warn(f"plboost: cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
+        warnings.warn(f"cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -280,7 +280,7 @@ def store_directory(directory: Path, key: str, digests: Mapping[str, str] | None
         with contextlib.suppress(OSError):
             (directory / _MANIFEST).unlink()
         if not (root / key).is_dir():  # else another process stored the same entry first
-            warnings.warn(f"plboost: cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
+            warnings.warn(f"cannot write the cache entry in {root} ({exc}); not caching", stacklevel=3)
         return None
     return root / key
 

@@ -583,7 +583,7 @@ def _scratch(prefix: str) -> Path:
         return _cache.scratch_directory(prefix)
     except OSError as exc:
         directory = Path(tempfile.mkdtemp(prefix=f"plboost-{prefix}"))
-        warnings.warn(f"plboost: cannot create a scratch directory in {_cache.cache_dir()} ({exc}); out-of-core "
+        warnings.warn(f"cannot create a scratch directory in {_cache.cache_dir()} ({exc}); out-of-core "
                       f"files go to {directory}", stacklevel=3)
         return directory
 

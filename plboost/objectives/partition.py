@@ -70,7 +70,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from .._jit import kernel, over_queries
@@ -111,10 +110,10 @@ _FINEST_STEP = 1e-3
 
 #: for ``_evaluate`` only: sums over documents may be reassociated (so that LLVM vectorises the loop) and
 #: multiply-adds fused; nothing about NaN or infinities is assumed
-_VECTOR_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+_VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
 
 
-@numba.njit(**_VECTOR_OPTIONS)
+@kernel(**_VECTOR_OPTIONS)
 def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
     """ψ(z), as ``log_part + log(product)``, and ψ'(z), ψ''(z), ψ'''(z), Σ_i h(x_i), Σ_i c(x_i), and
     v = Σ e^{-x_i} and Σ x_i e^{-x_i} over x_i > 0.3125 (the documents that make cliffs, see
@@ -325,7 +324,7 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
 
 
 #: inlined by Numba into its one caller: compiled once, not once alone and again where LLVM inlines it
-@numba.njit(inline="always", cache=True, nogil=True, error_model="numpy")
+@kernel(inline="always")
 def _pair_step(log_a1, log_a2, g, d):
     """log P(S ≻ R) of a partition of two documents in closed form, with G_i and D_i to ``g[:2]`` and
     ``d[:2]``; returns (log P, Φ).
