@@ -170,8 +170,29 @@ class RankingData:
         return RankingData(X, self.labels, self.qids, self.offsets, self.source)
 
     def subset(self, query_indices) -> RankingData:
-        """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask)."""
-        positions = np.arange(self.n_queries)[np.asarray(query_indices)]
+        """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask that selects
+        at least one: :class:`RankingData` holds one query or more).
+
+        >>> from plboost.data import make_synthetic
+        >>> make_synthetic(n_queries=3, seed=0).subset([2, 0]).qids
+        array([3, 1])
+        >>> make_synthetic(n_queries=3, seed=0).subset([])
+        Traceback (most recent call last):
+        ValueError: subset: no query selected; RankingData holds at least one query
+        """
+        indices = np.asarray(query_indices)
+        if indices.size == 0 or (indices.dtype.kind == "b" and not indices.any()):
+            raise ValueError("subset: no query selected; RankingData holds at least one query")
+        if indices.dtype.kind not in "iub" or indices.ndim != 1:
+            raise ValueError(f"subset: expected query positions (integers) or a boolean mask, got {indices.dtype} "
+                             f"of shape {indices.shape}")
+        if indices.dtype.kind == "b" and indices.size != self.n_queries:
+            raise ValueError(f"subset: a boolean mask of {indices.size} values for {self.n_queries} queries")
+        if indices.dtype.kind != "b" and indices.size and not (-self.n_queries <= indices.min()
+                                                               and indices.max() < self.n_queries):
+            raise ValueError(f"subset: query positions must lie in [0, {self.n_queries}), got "
+                             f"{indices.min() if indices.min() < 0 else indices.max()}")
+        positions = np.arange(self.n_queries)[indices]
         sizes = self.group_sizes[positions]
         offsets = offsets_from_sizes(sizes, name="subset")
         rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
@@ -282,7 +303,8 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
 
     key = current_key() if cache else None
     if key is not None:
-        data = _cache.read_entry(key, lambda arrays: _from_arrays(arrays, path, dense=dense, dtype=dtype))
+        data = _cache.read_entry(key, lambda arrays: _from_arrays(arrays, path, dense=dense, dtype=dtype,
+                                                                  max_label=max_label))
         if data is not None:
             return data
         digests = _cache.racy_digests([path] if query_path is None else [path, query_path])
@@ -862,8 +884,10 @@ def _to_arrays(data: RankingData) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _from_arrays(arrays: dict[str, np.ndarray], source: Path, *, dense: bool = True, dtype=np.float32) -> RankingData:
-    """The data of a cache entry; ValueError if it is not what the options ask for (a damaged entry)."""
+def _from_arrays(arrays: dict[str, np.ndarray], source: Path, *, dense: bool = True, dtype=np.float32,
+                 max_label: int | None = DEFAULT_MAX_LABEL) -> RankingData:
+    """The data of a cache entry; ValueError if it is not what the options ask for (a damaged entry), labels
+    beyond the loader's limits included."""
     if dense:
         X = arrays["X"]
     else:
@@ -871,4 +895,5 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: Path, *, dense: bool = T
                           shape=tuple(arrays["X_shape"]))
     if X.dtype != dtype:
         raise ValueError(f"cached X is {X.dtype}, not {np.dtype(dtype)}")
-    return RankingData(X, arrays["labels"], arrays["qids"], arrays["offsets"], source)
+    return RankingData(X, check_labels(arrays["labels"], max_label=max_label), arrays["qids"], arrays["offsets"],
+                       source)

@@ -485,3 +485,26 @@ def test_long_tokens_are_cut_in_messages(tmp_path, line, shown):
     with pytest.raises(DataFormatError, match=rf"f\.txt, line 1: {shown}") as error:
         load_svmlight(write(tmp_path / "f.txt", line + "\n"), cache=False)
     assert len(error.value.message) < 200
+
+
+@pytest.mark.parametrize("indices, message", [
+    ([], "no query selected; RankingData holds at least one query"),
+    (np.zeros(4, dtype=bool), "no query selected"),
+    ([4], r"query positions must lie in \[0, 4\), got 4"),
+    ([-5], r"query positions must lie in \[0, 4\), got -5"),
+    ([0.5], "expected query positions \\(integers\\) or a boolean mask, got float64"),
+    ([True, False], "a boolean mask of 2 values for 4 queries"),
+])
+def test_subset_refuses_what_selects_no_query_with_a_reason(indices, message):
+    """Issue 24, item 6: subset([]) raised numpy's IndexError about index types."""
+    with pytest.raises(ValueError, match="^subset: " + message):
+        make_synthetic(n_queries=4, seed=0).subset(indices)
+
+
+def test_subset_keeps_the_order_given_and_takes_masks_and_negative_positions():
+    data = make_synthetic(n_queries=4, seed=0)
+    picked = data.subset([3, 0])
+    assert list(picked.qids) == [data.qids[3], data.qids[0]]
+    np.testing.assert_array_equal(picked.labels, np.r_[data.labels[data.offsets[3]:], data.labels[:data.offsets[1]]])
+    assert list(data.subset(np.array([False, True, False, True])).qids) == list(data.qids[[1, 3]])
+    assert list(data.subset([-1]).qids) == [data.qids[-1]]
