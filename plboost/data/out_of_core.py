@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._queries import DEFAULT_MAX_LABEL, offsets_from_boundaries
+from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries
 from . import _svmlight_kernels as _kernels
 from . import cache as _cache
 from . import svmlight as _svmlight
@@ -642,7 +642,8 @@ def load_out_of_core(path, *, n_features: int | None = None, dtype=np.float32, z
         if sum(c.rows for c in parts) != n_docs or any(c.width > width for c in parts):
             raise ValueError("the chunk files disagree with the entry's shape")
         storage = _Storage(directory or (parts[0].path.parent if parts else Path(".")), private=private)
-        return OutOfCoreData(storage, parts, arrays["labels"], arrays["qids"], arrays["offsets"], n_features=width,
+        labels = check_labels(arrays["labels"], max_label=max_label)  # a cache entry's labels, checked again
+        return OutOfCoreData(storage, parts, labels, arrays["qids"], arrays["offsets"], n_features=width,
                              dtype=dtype, source=path, memory_budget_bytes=budget)
 
     def is_chunk(name: str) -> bool:

@@ -315,3 +315,75 @@ def test_clear_cache_removes_entries_of_any_shape(data_file, tmp_path):
     assert entries() == ["my-folder", "notes.txt"]
     assert (tmp_path / "elsewhere").is_dir()
     assert clear_cache() == 0
+
+
+def _overwrite_last_value(path):
+    """Overwrite the last 8 bytes of an .npy file in place: the same size, header and inode."""
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(size - 8)
+        f.write(np.array([123456.0], dtype=np.float64).tobytes())
+    assert path.stat().st_size == size
+
+
+@pytest.mark.parametrize("name", ["X", "labels", "offsets"])
+def test_an_array_edited_in_place_is_caught_by_its_checksum_and_rebuilt(data_file, parser_calls, name):
+    """Issue 24, item 5: the edited array was served as if parsed from the file."""
+    data, path = data_file
+    load_svmlight(path)
+    (entry,) = entries()
+    manifest = json.loads((cache.cache_dir() / "svmlight" / entry / "manifest.json").read_text())
+    assert set(manifest["checksums"]) == set(manifest["arrays"])
+    _overwrite_last_value(cache.cache_dir() / "svmlight" / entry / f"{name}.npy")
+    assert_same(load_svmlight(path), data)
+    assert len(parser_calls) == 2
+    assert_same(load_svmlight(path), data)  # the rebuilt entry is used
+    assert len(parser_calls) == 2
+
+
+@pytest.mark.parametrize("label, max_label", [(40.0, 30), (7.0, 5), (2.5, 30), (-1.0, 30)])
+def test_labels_outside_the_loaders_limits_are_never_served(data_file, parser_calls, label, max_label):
+    """Even from an entry whose checksum matches (rewritten whole): the loader's own limits hold."""
+    data, path = data_file
+    data = load_svmlight(path, max_label=max_label) if data.labels.max() <= max_label else None
+    if data is None:
+        pytest.skip("the synthetic labels exceed this max_label")
+    (entry,) = entries()
+    folder = cache.cache_dir() / "svmlight" / entry
+    labels = np.load(folder / "labels.npy")
+    labels[-1] = label
+    np.save(folder / "labels.npy", labels)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["checksums"]["labels"] = cache.array_checksum(labels)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_svmlight(path, max_label=max_label)
+    assert len(parser_calls) == 2 and loaded.labels.max() <= max_label
+    assert_same(loaded, data)
+
+
+def test_an_entry_without_checksums_is_rebuilt(data_file, parser_calls):
+    """Entries of plboost versions that wrote no checksums are parsed again once."""
+    data, path = data_file
+    load_svmlight(path)
+    (entry,) = entries()
+    manifest_path = cache.cache_dir() / "svmlight" / entry / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["checksums"]
+    manifest_path.write_text(json.dumps(manifest))
+    assert_same(load_svmlight(path), data)
+    assert len(parser_calls) == 2
+
+
+def test_a_chunk_of_an_out_of_core_entry_edited_in_place_is_caught(data_file, parser_calls):
+    from plboost.data import load_out_of_core
+
+    data, path = data_file
+    load_out_of_core(path, memory_budget_bytes=4096)
+    (entry,) = entries()
+    chunks = sorted((cache.cache_dir() / "svmlight" / entry).glob("X_*.npy"))
+    assert chunks
+    _overwrite_last_value(chunks[-1])
+    calls = len(parser_calls)
+    again = load_out_of_core(path, memory_budget_bytes=4096)
+    assert len(parser_calls) > calls  # parsed anew
+    np.testing.assert_array_equal(np.concatenate([batch.X for batch in again.batches()]), data.X)
