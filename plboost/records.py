@@ -158,7 +158,8 @@ def record_problem(record: dict) -> str | None:
     comparison reads has its type (a record edited by hand, or cut by another program, fails here rather than
     in the middle of a table).
 
-    >>> record_problem({"format": 2, "label": "plrank [lightgbm]", "metrics": "garbage"})
+    >>> record_problem({"format": 2, "label": "plrank [lightgbm]", "split": "Fold1", "conventions": "...",
+    ...                 "metrics": "garbage"})
     "'metrics' is not a table of numbers"
     """
     if record.get("format") != RECORD_FORMAT:
