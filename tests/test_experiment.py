@@ -274,6 +274,12 @@ def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_
         compare([RunSpec(rounds=3, num_leaves=7)], find_layout(alpha), out_dir=out)
 
 
+def _edit_record(path, edit) -> None:
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record))
+
+
 def _without_provenance_spec(record):
     del record["provenance"]["spec"]
 
@@ -301,10 +307,8 @@ def test_a_damaged_record_is_named_in_one_warning_and_recomputed(two_datasets, t
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
     path = record_path_of(out, "plrank [lightgbm]", "Fold2")
-    record = json.loads(path.read_text())
     edit, problem = DAMAGES[damage]
-    edit(record)
-    path.write_text(json.dumps(record))
+    _edit_record(path, edit)
     capsys.readouterr()
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
     warnings_ = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
@@ -321,9 +325,7 @@ def test_a_damaged_record_of_a_configuration_not_asked_for_is_left_out_with_a_wa
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--run", "lambdarank", "--out", out) == 0
     path = record_path_of(out, "lambdarank [lightgbm]", "Fold1")
-    record = json.loads(path.read_text())
-    DAMAGES[damage][0](record)
-    path.write_text(json.dumps(record))
+    _edit_record(path, DAMAGES[damage][0])
     capsys.readouterr()
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
     captured = capsys.readouterr()
@@ -340,10 +342,8 @@ def test_an_earlier_record_whose_configuration_is_now_refused_is_left_out(two_da
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
     for split in ("Fold1", "Fold2"):
-        path = record_path_of(out, "urank [lightgbm]", split)
-        record = json.loads(path.read_text())
-        record["provenance"]["spec"]["engine_params"] = {"objective": "regression"}
-        path.write_text(json.dumps(record))
+        _edit_record(record_path_of(out, "urank [lightgbm]", split),
+                     lambda record: record["provenance"]["spec"].update(engine_params={"objective": "regression"}))
     capsys.readouterr()
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
     captured = capsys.readouterr()
