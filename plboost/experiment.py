@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import difflib
+import hashlib
 import inspect
 import json
 import math
@@ -25,7 +26,7 @@ import numpy as np
 from . import __version__, engines, metrics
 from ._params import TABLE_METRICS, check_leaf_values, import_extra, parse_assignment, split_list
 from .engines import TrainedModel
-from .engines.parameters import check_engine_params
+from .engines.parameters import canonical_engine_params, check_engine_params
 from .objectives import OBJECTIVES
 
 
@@ -86,10 +87,64 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        """A short name for tables, e.g. ``plrank(n_permutations=3) [lightgbm]``."""
-        params = ", ".join(f"{k}={v}" for k, v in self.objective_params.items())
+        """A short name for tables, e.g. ``plrank(n_permutations=3) [lightgbm]``: the objective's parameters
+        as given, in the constructor's order (a built-in objective's by name), lists and tuples alike shown as
+        lists. Display only: :attr:`key` is the configuration's identity.
+
+        >>> RunSpec(objective_params={"n_permutations": 3, "top_k": 5}).label
+        'plrank(top_k=5, n_permutations=3) [lightgbm]'
+        """
+        params = ", ".join(f"{name}={_shown(value)}" for name, value in self._shown_params().items())
         engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
         return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
+
+    def _shown_params(self) -> dict:
+        cls = OBJECTIVES.get(self.objective)
+        if cls is None:
+            return dict(sorted(self.objective_params.items()))
+        signature = inspect.signature(cls.__init__).parameters
+        return {name: self.objective_params[name] for name in signature if name in self.objective_params}
+
+    @property
+    def key(self) -> str:
+        """The configuration's identity, computed from what it trains: the objective and all of its parameters
+        (defaults filled in, as the objective resolves them), the engine and its parameters under their canonical
+        names, leaf values and every run setting but the repeat; lists and tuples of the same values are equal.
+        Two specs with the same key train the same models.
+
+        >>> RunSpec(objective_params={"top_k": 10}).key == RunSpec().key
+        True
+        """
+        cls = OBJECTIVES.get(self.objective)
+        if cls is not None:
+            objective_params = cls(**self.objective_params).get_params()
+            engine_params = canonical_engine_params(self.engine, self.engine_params)
+        else:  # a built-in objective's parameters are engine parameters
+            objective_params = {}
+            engine_params = canonical_engine_params(self.engine, {**self.objective_params, **self.engine_params})
+        identity = {"objective": self.objective, "objective_params": objective_params, "engine": self.engine,
+                    "engine_params": engine_params, "leaf_values": self.leaf_values, "rounds": int(self.rounds),
+                    "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),
+                    "early_stopping": self.early_stopping, "eval_at": list(self.eval_at), "seed": int(self.seed),
+                    "no_relevant": self.no_relevant, "g_max": int(self.g_max)}
+        text = json.dumps(_plain(identity), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plain(value):
+    """``value`` with tuples and arrays as lists and NumPy scalars as Python ones, for comparing and hashing."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _shown(value) -> str:
+    plain = _plain(value)
+    return json.dumps(plain) if isinstance(plain, list) else str(value)
 
 
 _BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -706,7 +761,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
         Train each configuration on each split this many times, repeat ``r`` with the engine's seed and the
         objective's seed (where it has one) shifted by ``r``.
     out_dir : path, optional
-        Where each run's record (``runs/<configuration>/<split>.json``, see :mod:`plboost.records`) and test
+        Where each run's record (``runs/<objective>_<engine>_<key>/<split>.json``, see :func:`record_path_of`) and test
         predictions (``.npy``) are kept. With ``resume``, a run whose record has the same provenance (data
         contents, configuration, versions) is reused; any other record is replaced by a new run. Runs
         recorded there earlier for the same data and evaluation conventions, under configurations not in
@@ -737,7 +792,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
         for item in items:
             where = f"{split.name} {item.spec.label}" + (f" repeat {item.spec.repeat}" if repeats > 1 else "")
             if item.action == "reuse":
-                results.append(FoldResult.from_dict(item.record))
+                results.append(replace(FoldResult.from_dict(item.record), label=item.spec.label))
                 conventions = item.record["conventions"]
                 if log:
                     log(f"{where}: reused ({item.path})")
@@ -876,6 +931,12 @@ def _checked_comparison(specs, layout, splits, repeats):
     specs = list(specs)
     if not specs:
         raise ValueError("nothing to compare: give at least one configuration")
+    first = {}
+    for number, spec in enumerate(specs, 1):
+        earlier = first.setdefault(spec.key, (number, spec.label))
+        if earlier[0] != number:
+            raise ValueError(f"configuration #{number} ({spec.label}) is configuration #{earlier[0]} ({earlier[1]}) "
+                             "again: the same objective, parameters (defaults included) and settings; give it once")
     if len({s.label for s in specs}) != len(specs):
         raise ValueError("two configurations have the same label; give them different parameters or engines")
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
@@ -912,7 +973,7 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
                     provenance = None if tune is None else {"tuning": tune.provenance(spaces[spec.label])}
                     planned.append(PlannedRun(spec_r, split, None, "new", provenance=provenance))
                     continue
-                path = record_path_of(out_dir, spec.label, split.name, repeat)
+                path = record_path_of(out_dir, spec, split.name, repeat)
                 wanted = run_provenance(spec_r, data)
                 if tune is not None:
                     wanted["tuning"] = tune.provenance(spaces[spec.label])
@@ -976,6 +1037,7 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
     data = {item.split.name: item.provenance["data"] for item in planned}
     contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
     earlier, found = {}, {}
+    asked = {spec.key for spec in comparison.specs}
     for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
         if path in current:
             continue
@@ -986,7 +1048,7 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
             continue
         provenance = record.get("provenance") or {}
         recorded_data = provenance.get("data") or {}
-        if record.get("split") not in contents or record.get("label") in comparison.labels:
+        if record.get("split") not in contents:
             continue
         if {role: (d or {}).get("content") for role, d in recorded_data.items()} != contents[record["split"]]:
             continue
@@ -1004,8 +1066,14 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
             warnings.warn(f"{path}: recorded with other metrics ({', '.join(record['metrics'])}); left out",
                           RecordWarning, stacklevel=3)
             continue
+        if spec.key in asked:
+            continue  # the records of a configuration asked for again, perhaps written another way
+        if spec.label in comparison.labels or (spec.label in earlier and earlier[spec.label].key != spec.key):
+            if log:  # the table could not tell them apart
+                log(f"{path}: left out ({spec.label} recorded under other settings)")
+            continue
         earlier.setdefault(spec.label, spec)
-        found.setdefault(spec.label, []).append(FoldResult.from_dict(record))
+        found.setdefault(spec.label, []).append(replace(FoldResult.from_dict(record), label=spec.label))
     for label in list(earlier):
         missing = sorted(set(contents) - {result.split for result in found[label]})
         if missing:  # the tests pair queries: every configuration of a table covers the same splits
@@ -1018,10 +1086,13 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
     comparison.earlier = list(earlier)
 
 
-def record_path_of(out_dir, label: str, split: str, repeat: int = 0) -> Path:
-    """Where :func:`compare` keeps the record of configuration ``label`` on ``split`` (repeat ``repeat``)."""
+def record_path_of(out_dir, spec: RunSpec, split: str, repeat: int = 0) -> Path:
+    """Where :func:`compare` keeps the record of configuration ``spec`` on ``split`` (repeat ``repeat``):
+    ``runs/<objective>_<engine>_<key>/``, by :attr:`RunSpec.key`, so that the same configuration written
+    another way (parameters in another order, a default given, a tuple for a list) finds its records."""
     name = f"{split}.json" if repeat == 0 else f"{split}.repeat{repeat}.json"
-    return Path(out_dir) / "runs" / re.sub(r"[^A-Za-z0-9_.=-]+", "_", label).strip("_") / name
+    folder = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{spec.objective}_{spec.engine}").strip("_") + f"_{spec.key}"
+    return Path(out_dir) / "runs" / folder / name
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,6 +1,6 @@
 """Run records of a comparison: what determines a result (its provenance), written atomically.
 
-``plboost compare --out DIR`` keeps every finished run in ``DIR/runs/<configuration>/<split>.json``
+``plboost compare --out DIR`` keeps every finished run in ``DIR/runs/<objective>_<engine>_<key>/<split>.json``
 (``<split>.repeat<r>.json`` for repeats after the first), so an interrupted comparison resumes instead of
 starting again. A record is worth reusing only if rerunning would give the same result, so it carries
 everything that determines that result:

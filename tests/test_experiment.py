@@ -3,6 +3,8 @@
 import csv
 import json
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -92,7 +94,7 @@ def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_compar
     for spec in specs:
         per_fold = []
         for fold in ("Fold1", "Fold2"):
-            record = json.loads(record_path_of(out, spec.label, fold).read_text())
+            record = json.loads(record_path_of(out, spec, fold).read_text())
             scores = np.load(record["predictions"])
             test = load_svmlight(shared_data / "MQ2008" / fold / "test.txt.gz")
             values = metrics.evaluate(scores, test.labels, offsets=test.offsets, ndcg_at=(1, 3, 5, 10),
@@ -132,8 +134,12 @@ def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_
     recomputed = []
     redone = compare(changed, find_layout(shared_data / "MQ2008"), splits=["Fold1"], out_dir=out,
                      log=recomputed.append)
-    assert "redone: rounds 20 -> 21" in recomputed[0]  # a changed configuration is trained again, and says why
-    assert redone.runs == {"redo": 1} and "rounds 20 -> 21 (1)" in redone.runs_line()
+    # another configuration (its key differs): trained anew beside the first one's records, which stay and are
+    # left out of its table, by name
+    assert redone.runs == {"new": 1} and "NDCG@10" in recomputed[0]
+    assert [r.label for r in redone.results].count("lambdarank [lightgbm]") == 1  # the new run only
+    assert any("left out (lambdarank [lightgbm] recorded under other settings)" in line for line in recomputed)
+    assert record_path_of(out, specs[0], "Fold1").is_file() and record_path_of(out, changed[0], "Fold1").is_file()
 
 
 def test_compare_refuses_bad_input(shared_data):
@@ -142,8 +148,10 @@ def test_compare_refuses_bad_input(shared_data):
         compare([RunSpec()], layout, splits=["Fold9"])
     with pytest.raises(ValueError, match="unknown objective 'plrnak'"):
         compare([parse_run("plrnak", RunSpec())], layout)
-    with pytest.raises(ValueError, match="same label"):
+    with pytest.raises(ValueError, match=r"configuration #2 \(plrank \[lightgbm\]\) is configuration #1"):
         compare([RunSpec(), RunSpec()], layout)
+    with pytest.raises(ValueError, match="same label"):  # two configurations a table could not tell apart
+        compare([RunSpec(), RunSpec(rounds=50)], layout)
     with pytest.raises(ValueError, match="same evaluation conventions"):
         compare([RunSpec(), RunSpec(objective="lambdarank", no_relevant="zero")], layout)
 
@@ -190,6 +198,11 @@ def two_datasets(tmp_path_factory):
     return _folds(root / "alpha", 1), _folds(root / "beta", 2)
 
 
+def _cli_spec(text):
+    """The configuration that _compare trains for ``--run text``."""
+    return parse_run(text, RunSpec(rounds=3, num_leaves=7))
+
+
 def _compare(*args):
     return main(["compare", *map(str, args), "--rounds", "3", "--num-leaves", "7", "--quiet"])
 
@@ -210,7 +223,7 @@ def test_another_dataset_in_the_same_out_directory_reuses_nothing(two_datasets, 
     assert "train file content (2)" in captured.err and "test file content (2)" in captured.err
     rows = _csv(out / "results.csv")
     assert {row["dataset"] for row in rows} == {"beta"} and len(rows) == 2
-    record = json.loads(record_path_of(out, "plrank [lightgbm]", "Fold1").read_text())
+    record = json.loads(record_path_of(out, _cli_spec("plrank"), "Fold1").read_text())
     assert str(beta / "Fold1" / "test.txt") == record["provenance"]["data"]["test"]["path"]
     # the test metrics are those of beta's test file
     test = load_svmlight(beta / "Fold1" / "test.txt")
@@ -239,15 +252,18 @@ def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
 
 
 @pytest.mark.engine
-def test_changed_rounds_are_redone_and_other_configurations_stay_listed(two_datasets, tmp_path, capsys):
+def test_changed_rounds_make_another_configuration_and_other_configurations_stay_listed(two_datasets, tmp_path,
+                                                                                       capsys):
     alpha, _ = two_datasets
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
     assert main(["compare", str(alpha), "--run", "plrank", "--rounds", "2", "--out", str(out), "--quiet"]) == 0
     captured = capsys.readouterr()
-    assert "2 run(s): 0 reused from records, 2 redone, 0 new (redone because: rounds 3 -> 2 (2)" in captured.err
-    record = json.loads(record_path_of(out, "plrank [lightgbm]", "Fold1").read_text())
+    assert "2 run(s): 0 reused from records, 0 redone, 2 new" in captured.err  # its own records, by its key
+    record = json.loads(record_path_of(out, parse_run("plrank", RunSpec(rounds=2)), "Fold1").read_text())
     assert record["provenance"]["spec"]["rounds"] == 2 and record["trees_used"] <= 2
+    first = json.loads(record_path_of(out, _cli_spec("plrank"), "Fold1").read_text())
+    assert first["provenance"]["spec"]["rounds"] == 3  # kept: the first configuration's record
     # urank, recorded by the first command for the same data, is still in the table and the CSV files
     assert "urank [lightgbm]" in captured.out and "recorded earlier" in captured.out
     assert {row["configuration"] for row in _csv(out / "results.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
@@ -260,7 +276,7 @@ def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_
     alpha, _ = two_datasets
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
-    path = record_path_of(out, "plrank [lightgbm]", "Fold2")
+    path = record_path_of(out, _cli_spec("plrank"), "Fold2")
     before = json.loads(path.read_text())
     path.write_text(damage)
     capsys.readouterr()
@@ -306,7 +322,7 @@ def test_a_damaged_record_is_named_in_one_warning_and_recomputed(two_datasets, t
     alpha, _ = two_datasets
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
-    path = record_path_of(out, "plrank [lightgbm]", "Fold2")
+    path = record_path_of(out, _cli_spec("plrank"), "Fold2")
     edit, problem = DAMAGES[damage]
     _edit_record(path, edit)
     capsys.readouterr()
@@ -324,7 +340,7 @@ def test_a_damaged_record_of_a_configuration_not_asked_for_is_left_out_with_a_wa
     alpha, _ = two_datasets
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--run", "lambdarank", "--out", out) == 0
-    path = record_path_of(out, "lambdarank [lightgbm]", "Fold1")
+    path = record_path_of(out, _cli_spec("lambdarank"), "Fold1")
     _edit_record(path, DAMAGES[damage][0])
     capsys.readouterr()
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
@@ -342,7 +358,7 @@ def test_an_earlier_record_whose_configuration_is_now_refused_is_left_out(two_da
     out = tmp_path / "R"
     assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
     for split in ("Fold1", "Fold2"):
-        _edit_record(record_path_of(out, "urank [lightgbm]", split),
+        _edit_record(record_path_of(out, _cli_spec("urank"), split),
                      lambda record: record["provenance"]["spec"].update(engine_params={"objective": "regression"}))
     capsys.readouterr()
     assert _compare(alpha, "--run", "plrank", "--out", out) == 0
@@ -374,7 +390,7 @@ def test_repeats_shift_the_seeds_and_report_both_spreads(two_datasets, tmp_path)
     assert len(result.results) == 2 * 2 * 3 and result.repeats == 3
     plrank = [r for r in result.results if r.label == "plrank [lightgbm]" and r.split == "Fold1"]
     assert len({tuple(np.load(r.predictions)) for r in plrank}) == 3  # three seeds, three models
-    records = [json.loads(record_path_of(tmp_path, "plrank [lightgbm]", "Fold1", r).read_text()) for r in range(3)]
+    records = [json.loads(record_path_of(tmp_path, specs[0], "Fold1", r).read_text()) for r in range(3)]
     assert [r["objective_params"]["seed"] for r in records] == [0, 1, 2]
     assert [r["engine_params"]["seed"] for r in records] == [0, 1, 2]
     row = next(row for row in result.summary() if row["configuration"] == "plrank [lightgbm]")
@@ -432,17 +448,18 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
 
 
 @pytest.mark.engine
-def test_identical_configurations_are_not_significantly_different(two_datasets, tmp_path, capsys):
+def test_identical_configurations_are_not_significantly_different(two_datasets):
+    """The same runs under two names (compare itself refuses a configuration given twice)."""
+    from plboost.experiment import Comparison
+
     alpha, _ = two_datasets
-    out = tmp_path / "R"
-    assert _compare(alpha, "--run", "plrank", "--run", "plrank,seed=0", "--baseline", "plrank [lightgbm]",
-                    "--out", out) == 0
-    printed = capsys.readouterr().out
-    with open(out / "significance.csv") as f:
-        significance = list(csv.DictReader(f))
-    assert significance and all(float(row["p_value"]) == 1.0 and float(row["p_adjusted"]) == 1.0
-                                for row in significance)
-    assert "▲" not in printed.split("▲/▼")[0] and "▼" not in printed.split("▲/▼")[0]
+    once = compare([RunSpec(rounds=3, num_leaves=7)], find_layout(alpha))
+    other = RunSpec(rounds=3, num_leaves=7, objective_params={"n_permutations": 2})  # only its name is used
+    twin = [replace(r, label=other.label) for r in once.results]
+    both = Comparison(once.dataset, [*once.specs, other], once.results + twin, once.conventions)
+    significance = both.significance("plrank [lightgbm]")
+    assert len(significance) and (significance["p_value"] == 1.0).all() and (significance["p_adjusted"] == 1.0).all()
+    assert "▲" not in both.table(significance=significance) and "▼" not in both.table(significance=significance)
 
 
 @pytest.mark.engine
@@ -611,3 +628,51 @@ assert "matplotlib.pyplot" not in sys.modules
 """
     subprocess.run([sys.executable, "-c", script], check=True)
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------------------------------
+# identity: a configuration is its key, computed from what it trains (issue 25)
+
+def test_a_default_given_parameter_order_and_list_or_tuple_do_not_make_another_configuration():
+    defaults = RunSpec()
+    assert parse_run("plrank", defaults).key == parse_run("plrank,top_k=10", defaults).key  # 10 is the default
+    assert (parse_run("plrank,top_k=5,n_permutations=3", defaults).key
+            == parse_run("plrank,n_permutations=3,top_k=5", defaults).key)
+    assert (parse_run("umart,label_gain=[0,1,3]", defaults).key
+            == parse_run("umart,label_gain=(0,1,3)", defaults).key)
+    assert (RunSpec(engine_params={"min_child_samples": 5}).key
+            == RunSpec(engine_params={"min_data_in_leaf": 5}).key)  # LightGBM's alias table
+    # and what does change the training changes the key
+    assert len({RunSpec().key, RunSpec(rounds=99).key, RunSpec(seed=1).key, RunSpec(engine="xgboost").key,
+                RunSpec(objective_params={"top_k": 5}).key, RunSpec(engine_params={"min_data_in_leaf": 5}).key,
+                RunSpec(leaf_values="exact").key}) == 7
+    assert RunSpec(repeat=2).key == RunSpec().key  # a repeat is a run of the configuration, not another one
+
+
+def test_labels_show_the_parameters_in_one_order_and_lists_alike():
+    defaults = RunSpec()
+    assert (parse_run("plrank,n_permutations=3,top_k=5", defaults).label
+            == parse_run("plrank,top_k=5,n_permutations=3", defaults).label == "plrank(top_k=5, n_permutations=3) "
+                                                                                "[lightgbm]")
+    assert parse_run("umart,label_gain=(0,1,3)", defaults).label == "umart(label_gain=[0, 1, 3]) [lightgbm]"
+
+
+def test_a_configuration_given_twice_is_refused_naming_the_first(two_datasets, capsys):
+    alpha, _ = two_datasets
+    assert _compare(alpha, "--run", "urank", "--run", "plrank", "--run", "plrank,top_k=10") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["plboost compare: error: configuration #3 (plrank(top_k=10) [lightgbm]) is configuration #2 "
+                   "(plrank [lightgbm]) again: the same objective, parameters (defaults included) and settings; "
+                   "give it once"]
+
+
+@pytest.mark.engine
+def test_the_same_configuration_written_another_way_reuses_every_record(two_datasets, tmp_path, capsys):
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank,top_k=5,n_permutations=2", "--out", out) == 0
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank,n_permutations=2,top_k=5.0", "--out", out) == 0
+    captured = capsys.readouterr()
+    assert "2 run(s): 2 reused from records, 0 redone, 0 new" in captured.err
+    assert len(list((out / "runs").iterdir())) == 1  # one record folder

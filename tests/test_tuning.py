@@ -97,7 +97,7 @@ def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkey
     assert list(saved.columns) == ["dataset", "split", "configuration", "repeat", "trial", "params",
                                    "validation metric", "validation value", "best iteration", "seconds", "state"]
     assert len(saved) == 6
-    record = json.loads(record_path_of(tmp_path, spec.label, "Fold1").read_text())
+    record = json.loads(record_path_of(tmp_path, spec, "Fold1").read_text())
     best = saved[saved.trial == record["tuned"]["trial"]].iloc[0]
     assert record["tuned"]["validation"] == pytest.approx(best["validation value"])
     assert record["tuned"]["validation"] == saved[saved.state == "complete"]["validation value"].max()

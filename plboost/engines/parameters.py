@@ -85,6 +85,18 @@ def check_engine_params(engine: str, params: dict | None, *, objective: str, eva
         raise ValueError(f"{what} {name}={value!r}{alias} {effect}; {advice}")
 
 
+def canonical_engine_params(engine: str, params: dict | None) -> dict:
+    """``params`` under the engine's canonical names (LightGBM's alias table: ``min_child_samples`` ->
+    ``min_data_in_leaf``; XGBoost's names as given), sorted by name: the same parameters given under two
+    aliases compare equal.
+
+    >>> canonical_engine_params("lightgbm", {"min_child_samples": 5, "lambda_l2": 1.0})
+    {'lambda_l2': 1.0, 'min_data_in_leaf': 5}
+    """
+    names = _canonical_names(engine)
+    return dict(sorted((names.get(name, name), value) for name, value in (params or {}).items()))
+
+
 def _same_as_plboost(engine: str, base: str, value, eval_at: int | None) -> bool:
     """Whether ``value`` of the metric parameter ``base`` is the NDCG plboost sets anyway."""
     values = value if isinstance(value, (list, tuple)) else [value]
