@@ -338,11 +338,11 @@ def with_baselines(specs, defaults: RunSpec) -> list[RunSpec]:
     every engine in ``specs``, trained with the settings of ``defaults`` and the engines' leaf values; a baseline
     already in ``specs`` is not added again."""
     specs = list(specs)
-    present = {spec.label for spec in specs}
+    labels, keys = {spec.label for spec in specs}, {spec.key for spec in specs}
     baselines = [replace(defaults, objective=name, engine=engine, objective_params={}, leaf_values="diagonal")
                  for engine in sorted({spec.engine for spec in specs} | {defaults.engine})
                  for name in BASELINES[engine]]
-    return specs + [spec for spec in baselines if spec.label not in present]
+    return specs + [spec for spec in baselines if spec.label not in labels and spec.key not in keys]
 
 
 def load_config(path, defaults: RunSpec) -> list[RunSpec]:
@@ -875,7 +875,7 @@ def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows
     train = valid = None
     for item in items:
         spec = _tuning_spec(item.spec, tune)
-        name = study_name(dataset_name, split.name, spec.label, spec.repeat)
+        name = study_name(dataset_name, split.name, f"{spec.objective} [{spec.engine}] #{spec.key}", spec.repeat)
         metric = f"NDCG@{max(spec.eval_at)}"
         if item in todo:
             if train is None:

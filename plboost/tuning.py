@@ -250,8 +250,9 @@ def storage_url(out_dir) -> str:
     return f"sqlite:///{path}"
 
 
-def study_name(dataset: str, split: str, label: str, repeat: int) -> str:
-    return f"{dataset} | {split} | {label} | repeat {repeat}"
+def study_name(dataset: str, split: str, configuration: str, repeat: int) -> str:
+    """The study of a configuration (named by its objective, engine and key) on a split, one per repeat."""
+    return f"{dataset} | {split} | {configuration} | repeat {repeat}"
 
 
 def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str, storage=None,
