@@ -28,7 +28,7 @@ from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, ENGINES
 from .objectives import OBJECTIVES
-from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of
+from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of, split_reads
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
@@ -339,9 +339,7 @@ def _train(args) -> int:
     spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
-    reads = [read for paths, role in ((args.train, "training"), ([args.valid], "validation"), ([args.test], "test"))
-             for path in paths if path is not None for read in data_reads(path, role)]
-    check_outputs({"--save-model": args.save_model, "--out": args.out}, reads)
+    check_outputs({"--save-model": args.save_model, "--out": args.out}, split_reads(args.train, args.valid, args.test))
     check_output_path(args.save_model, "--save-model")
     check_output_path(args.out, "--out")
     if args.dask_scheduler or args.dask_local:
@@ -453,8 +451,7 @@ def _check_comparison_outputs(args, layouts, outputs) -> None:
         return
     reads = [Read(args.config, "the --config file")] if args.config else []
     reads += [read for layout in layouts for split in layout.splits
-              for path, role in ((split.train, "training"), (split.valid, "validation"), (split.test, "test"))
-              if path is not None for read in data_reads(path, f"{split.name} {role}")]
+              for read in split_reads(split.train, split.valid, split.test, split=split.name)]
     for out in dict.fromkeys([args.out, *(out for _, out in outputs)]):
         for read in reads:
             if result_file_of(read.path, out) is not None:

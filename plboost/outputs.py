@@ -40,6 +40,15 @@ def data_reads(path, role: str) -> list[Read]:
             *(Read(query, f"the query file read with {path}") for query in query_file_candidates(path))]
 
 
+def split_reads(train, valid=None, test=None, *, split: str = "") -> list[Read]:
+    """:func:`data_reads` of a training (one path or several), validation and test file; None is skipped, and
+    ``split`` (e.g. "Fold1") names them in messages."""
+    where = f"{split} " if split else ""
+    trains = train if isinstance(train, (list, tuple)) else [train]
+    return [read for paths, role in ((trains, "training"), ([valid], "validation"), ([test], "test"))
+            for path in paths if path is not None for read in data_reads(path, where + role)]
+
+
 def check_outputs(outputs: dict, reads, comparisons=()) -> None:
     """Refuse, with one line naming both, an output (``{option: path}``; None is skipped) that is one of
     ``reads`` (:class:`Read`), a result file of a directory of ``comparisons``, or another output."""

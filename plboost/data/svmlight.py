@@ -188,8 +188,7 @@ class RankingData:
                              f"of shape {indices.shape}")
         if indices.dtype.kind == "b" and indices.size != self.n_queries:
             raise ValueError(f"subset: a boolean mask of {indices.size} values for {self.n_queries} queries")
-        if indices.dtype.kind != "b" and indices.size and not (-self.n_queries <= indices.min()
-                                                               and indices.max() < self.n_queries):
+        if indices.dtype.kind != "b" and not -self.n_queries <= indices.min() <= indices.max() < self.n_queries:
             raise ValueError(f"subset: query positions must lie in [0, {self.n_queries}), got "
                              f"{indices.min() if indices.min() < 0 else indices.max()}")
         positions = np.arange(self.n_queries)[indices]
