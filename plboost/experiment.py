@@ -453,6 +453,8 @@ class PlannedRun:
     #: with tuning: the best trial's configuration, which is trained and tested, and what the search found
     trained_spec: RunSpec | None = None
     tuned: dict | None = None
+    #: the protocol of the comparison that asked for the run (recorded with it; see :func:`table_protocol`)
+    protocol: dict | None = None
 
 
 @dataclass
@@ -471,6 +473,10 @@ class Comparison:
     runs: dict = field(default_factory=dict)
     redo_reasons: dict = field(default_factory=dict)
     earlier: list = field(default_factory=list)
+    #: the settings every run of the table shares unless its configuration sets its own (:func:`table_protocol`)
+    protocol: dict = field(default_factory=dict)
+    #: configurations recorded earlier in the output directory and left out of the table, each with why
+    left_out: list = field(default_factory=list)
     #: with tuning: a sentence saying how (for the header), and every trial (tuning.csv)
     tuning: str | None = None
     tuning_rows: list = field(default_factory=list)
@@ -561,9 +567,14 @@ class Comparison:
                 f"{self.conventions}")
         if self.tuning:
             text += f"\n{self.tuning}"
+        if self.protocol:
+            text += f"\nprotocol: {describe_protocol(self.protocol)}"
         if self.earlier:
             text += (f"\n(also in the table: {len(self.earlier)} configuration(s) recorded earlier in the output "
-                     f"directory for the same data: {', '.join(self.earlier)})")
+                     f"directory for the same data under the same protocol: {', '.join(self.earlier)})")
+        if self.left_out:
+            text += (f"\n(left out: {len(self.left_out)} configuration(s) recorded earlier in the output directory "
+                     f"for the same data: {'; '.join(self.left_out)})")
         return text
 
     def runs_line(self) -> str:
@@ -765,7 +776,9 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
         predictions (``.npy``) are kept. With ``resume``, a run whose record has the same provenance (data
         contents, configuration, versions) is reused; any other record is replaced by a new run. Runs
         recorded there earlier for the same data and evaluation conventions, under configurations not in
-        ``specs``, join the comparison.
+        ``specs``, join the comparison when they were made under its protocol (:func:`table_protocol`: rounds,
+        early stopping, learning rate and leaves unless a configuration sets its own, seed, repeats, tuning
+        budget and seed, metric settings); the others are named in :attr:`Comparison.left_out` and the header.
     log : callable, optional
         Called with a line of text after each run.
     load_options : dict, optional
@@ -780,7 +793,9 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
 
     specs, chosen = _checked_comparison(specs, layout, splits, repeats)
     spaces = _check_tuning(tune, specs, chosen, layout)
-    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces)
+    protocol = table_protocol(specs, repeats, tune)
+    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
+                        protocol=protocol)
     dataset_name = Path(layout.directory).name or str(layout.directory)
     results, conventions, tuning_rows = [], "", []
     for split in chosen:
@@ -806,7 +821,8 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                 log(f"{where}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
                     f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
     comparison = Comparison(str(layout.directory), specs, results, conventions, tuning_rows=tuning_rows,
-                            tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"))
+                            tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"),
+                            protocol=protocol)
     for item in planned:
         comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
         for reason in item.reasons:
@@ -956,7 +972,7 @@ def _checked_comparison(specs, layout, splits, repeats):
 
 
 def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
-              spaces=None) -> list[PlannedRun]:
+              spaces=None, protocol=None) -> list[PlannedRun]:
     """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
     ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
     it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
@@ -977,7 +993,7 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
                 wanted = run_provenance(spec_r, data)
                 if tune is not None:
                     wanted["tuning"] = tune.provenance(spaces[spec.label])
-                item = PlannedRun(spec_r, split, path, "new", provenance=wanted)
+                item = PlannedRun(spec_r, split, path, "new", provenance=wanted, protocol=protocol)
                 planned.append(item)
                 if not path.exists():
                     continue
@@ -1022,22 +1038,87 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> 
         record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
                   "engine_params": _jsonable(result.model.engine_params),
                   "objective_params": _jsonable(result.model.objective_params), "versions": versions()}
+        if item.protocol is not None:
+            record["protocol"] = item.protocol
         if item.tuned is not None:
             record["tuned"] = {**item.tuned, "spec": normalized(asdict(item.trained_spec))}
         write_json_atomic(item.path, record)
     return fold, result.conventions
 
 
+#: the run settings a table's configurations share unless one sets its own; with the repeats and the tuning
+#: settings, the table's protocol
+PROTOCOL_SETTINGS = ("rounds", "early_stopping", "learning_rate", "num_leaves", "seed", "eval_at", "no_relevant",
+                     "g_max")
+
+
+def table_protocol(specs, repeats: int = 1, tune=None) -> dict:
+    """The protocol of a table of ``specs``: each of :data:`PROTOCOL_SETTINGS` at the value most configurations
+    share (the first one's on a tie; a configuration with another value sets its own), the number of repeats, and
+    the tuning budget and seeds (None without tuning). Runs recorded under another protocol never join the table.
+
+    >>> table_protocol([RunSpec(rounds=40), RunSpec(objective="lambdarank", rounds=40, learning_rate=0.05)])["rounds"]
+    40
+    """
+    protocol = {}
+    for name in PROTOCOL_SETTINGS:
+        values = [_plain(getattr(spec, name)) for spec in specs]
+        protocol[name] = max(values, key=values.count)  # the first of the most common
+    protocol["repeats"] = int(repeats)
+    protocol["tuning"] = None if tune is None else tune.settings()
+    return protocol
+
+
+def describe_protocol(protocol: dict) -> str:
+    """``protocol`` in words, for a table's header."""
+    stopping = protocol["early_stopping"]
+    words = [_count(protocol["rounds"], "round"), f"learning rate {protocol['learning_rate']:g}",
+             _count(protocol["num_leaves"], "leaf").replace("leafs", "leaves"),
+             f"early stopping after {stopping} rounds" if stopping else "no early stopping",
+             f"seed {protocol['seed']}", _count(protocol["repeats"], "repeat")]
+    tuning = protocol.get("tuning")
+    if tuning:
+        words.append(f"tuned with {_count(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
+    return ", ".join(words) + " (unless a configuration sets its own)"
+
+
+def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[str]:
+    """How the protocol a run was recorded under (its ``protocol``, else its configuration's settings) differs
+    from ``protocol``, e.g. ``["rounds 3 (this table: 40)"]``. A setting in which the run's configuration
+    differed from its own protocol was its own and is part of its identity, not of the protocol."""
+    recorded = record.get("protocol") or {}
+    differences = []
+    for name in PROTOCOL_SETTINGS:
+        value = _plain(getattr(spec, name))
+        if name in recorded and recorded[name] != value:
+            continue  # the configuration's own setting
+        if value != protocol[name]:
+            differences.append(f"{name.replace('_', ' ')} {_shown(value)} (this table: {_shown(protocol[name])})")
+    tuning = (record.get("provenance") or {}).get("tuning")
+    tuning = None if tuning is None else {name: v for name, v in tuning.items() if name != "space"}
+    if _plain(tuning) != _plain(protocol.get("tuning")):
+        differences.append(f"tuning {_shown_tuning(tuning)} (this table: {_shown_tuning(protocol.get('tuning'))})")
+    return differences
+
+
+def _shown_tuning(tuning: dict | None) -> str:
+    if not tuning:
+        return "none"
+    return ", ".join(f"{name.replace('_', ' ')} {_shown(value)}" for name, value in tuning.items())
+
+
 def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> None:
     """Add the runs recorded in ``out_dir`` for the same data files and conventions under configurations
-    that this comparison did not run."""
+    that this comparison did not run, when they were made under the comparison's protocol (its first
+    ``repeats`` repeats); name those left out in :attr:`Comparison.left_out`."""
     from .records import UnreadableRecord, read_record
 
     current = {item.path for item in planned}
     data = {item.split.name: item.provenance["data"] for item in planned}
     contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
-    earlier, found = {}, {}
+    earlier, found, left_out = {}, {}, {}
     asked = {spec.key for spec in comparison.specs}
+    repeats = int(comparison.protocol.get("repeats", 1)) if comparison.protocol else 1
     for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
         if path in current:
             continue
@@ -1068,22 +1149,37 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
             continue
         if spec.key in asked:
             continue  # the records of a configuration asked for again, perhaps written another way
-        if spec.label in comparison.labels or (spec.label in earlier and earlier[spec.label].key != spec.key):
-            if log:  # the table could not tell them apart
-                log(f"{path}: left out ({spec.label} recorded under other settings)")
+        differences = protocol_differences(record, spec, comparison.protocol) if comparison.protocol else []
+        if differences:
+            left_out.setdefault(f"{spec.label}: another protocol ({', '.join(differences)})", path.parent)
             continue
+        if spec.label in comparison.labels or (spec.label in earlier and earlier[spec.label].key != spec.key):
+            left_out.setdefault(f"{spec.label}: recorded under other settings with the same label", path.parent)
+            continue  # the table could not tell them apart
+        if record.get("repeat", 0) >= repeats:
+            continue  # the table's runs are repeats 0 to repeats - 1
         earlier.setdefault(spec.label, spec)
         found.setdefault(spec.label, []).append(replace(FoldResult.from_dict(record), label=spec.label))
     for label in list(earlier):
-        missing = sorted(set(contents) - {result.split for result in found[label]})
-        if missing:  # the tests pair queries: every configuration of a table covers the same splits
+        runs = {(result.split, result.repeat) for result in found[label]}
+        missing = sorted(set(contents) - {split for split, _ in runs})
+        complete = [r for r in range(repeats) if all((split, r) in runs for split in contents)]
+        if missing:  # the tests pair queries: every configuration of a table covers the same splits and repeats
             warnings.warn(f"{label}: recorded earlier in {out_dir} without a usable record on {', '.join(missing)}; "
                           "left out", RecordWarning, stacklevel=3)
-            del earlier[label]
+        elif len(complete) < repeats:
+            left_out[f"{label}: another protocol (repeats {len(complete)} (this table: {repeats}))"] = (
+                record_path_of(out_dir, earlier[label], "").parent)
+        else:
+            comparison.results += found[label]
             continue
-        comparison.results += found[label]
+        del earlier[label]
     comparison.specs = list(comparison.specs) + list(earlier.values())
     comparison.earlier = list(earlier)
+    comparison.left_out = list(left_out)
+    if log:
+        for reason, folder in left_out.items():
+            log(f"{folder}: left out ({reason})")
 
 
 def record_path_of(out_dir, spec: RunSpec, split: str, repeat: int = 0) -> Path:

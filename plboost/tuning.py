@@ -228,9 +228,13 @@ class Tuning:
         return (f"tuned: {self.n_trials} trial(s) of TPE (seed {self.seed}) per configuration and split, trial 0 the "
                 f"untuned configuration, by validation {metric} with early stopping; test metrics of the best trial")
 
-    def provenance(self, space: SearchSpace) -> dict:
+    def settings(self) -> dict:
+        """The budget and seeds every configuration is tuned with (part of a comparison's protocol)."""
         return {"n_trials": int(self.n_trials), "seed": int(self.seed), "early_stopping": int(self.early_stopping),
-                "space": space.describe(), "pruner": [self.pruner_startup_trials, self.pruner_warmup_rounds]}
+                "pruner": [self.pruner_startup_trials, self.pruner_warmup_rounds]}
+
+    def provenance(self, space: SearchSpace) -> dict:
+        return {**self.settings(), "space": space.describe()}
 
 
 def import_optuna():

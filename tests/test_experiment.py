@@ -138,7 +138,8 @@ def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_
     # left out of its table, by name
     assert redone.runs == {"new": 1} and "NDCG@10" in recomputed[0]
     assert [r.label for r in redone.results].count("lambdarank [lightgbm]") == 1  # the new run only
-    assert any("left out (lambdarank [lightgbm] recorded under other settings)" in line for line in recomputed)
+    assert any("left out (lambdarank [lightgbm]: another protocol (rounds 20 (this table: 21)" in line
+               for line in recomputed)
     assert record_path_of(out, specs[0], "Fold1").is_file() and record_path_of(out, changed[0], "Fold1").is_file()
 
 
@@ -252,22 +253,54 @@ def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
 
 
 @pytest.mark.engine
-def test_changed_rounds_make_another_configuration_and_other_configurations_stay_listed(two_datasets, tmp_path,
-                                                                                       capsys):
+def test_a_table_holds_only_runs_of_its_own_protocol(two_datasets, tmp_path, capsys):
     alpha, _ = two_datasets
     out = tmp_path / "R"
-    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--out", out) == 0
-    assert main(["compare", str(alpha), "--run", "plrank", "--rounds", "2", "--out", str(out), "--quiet"]) == 0
+    # in the same --out, under three other protocols: other rounds, learning rate and tuning budget
+    assert main(["compare", str(alpha), "--run", "urank", "--rounds", "2", "--num-leaves", "7", "--out", str(out),
+                 "--quiet"]) == 0
+    assert _compare(alpha, "--run", "listnet", "--learning-rate", "0.3", "--out", out) == 0
+    assert _compare(alpha, "--run", "umart", "--tune", "2", "--out", out) == 0
+    # and under the same protocol: it joins
+    assert _compare(alpha, "--run", "regression", "--out", out) == 0
+    capsys.readouterr()
+    assert _compare(alpha, "--run", "plrank", "--run", "lambdarank", "--out", out) == 0
     captured = capsys.readouterr()
-    assert "2 run(s): 0 reused from records, 0 redone, 2 new" in captured.err  # its own records, by its key
-    record = json.loads(record_path_of(out, parse_run("plrank", RunSpec(rounds=2)), "Fold1").read_text())
-    assert record["provenance"]["spec"]["rounds"] == 2 and record["trees_used"] <= 2
+    in_table = {"plrank [lightgbm]", "lambdarank [lightgbm]", "regression [lightgbm]"}
+    assert {row["configuration"] for row in _csv(out / "significance.csv")} == in_table - {"lambdarank [lightgbm]"}
+    for name in ("results.csv", "summary.csv", "per_query.csv"):
+        assert {row["configuration"] for row in _csv(out / name)} == in_table
+    # each one left out is named in the header, with what differs
+    assert "protocol: 3 rounds, learning rate 0.1, 7 leaves, no early stopping, seed 0, 1 repeat" in captured.out
+    assert "urank [lightgbm]: another protocol (rounds 2 (this table: 3))" in captured.out
+    assert "listnet [lightgbm]: another protocol (learning rate 0.3 (this table: 0.1))" in captured.out
+    assert "umart [lightgbm]: another protocol (tuning n trials 2, seed 0" in captured.out
+    assert "under the same protocol: regression [lightgbm]" in captured.out
+    # a changed setting is another configuration: trained beside the first one's records, which stay
+    assert main(["compare", str(alpha), "--run", "plrank", "--rounds", "2", "--num-leaves", "7", "--out", str(out),
+                 "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "2 run(s): 0 reused from records, 0 redone, 2 new" in captured.err
+    assert "urank [lightgbm]" in _csv(out / "summary.csv")[-1]["configuration"]  # the 2-round run joins this one
+    assert "plrank [lightgbm]: another protocol (rounds 3 (this table: 2))" in captured.out
     first = json.loads(record_path_of(out, _cli_spec("plrank"), "Fold1").read_text())
-    assert first["provenance"]["spec"]["rounds"] == 3  # kept: the first configuration's record
-    # urank, recorded by the first command for the same data, is still in the table and the CSV files
-    assert "urank [lightgbm]" in captured.out and "recorded earlier" in captured.out
-    assert {row["configuration"] for row in _csv(out / "results.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
-    assert {row["configuration"] for row in _csv(out / "summary.csv")} == {"plrank [lightgbm]", "urank [lightgbm]"}
+    assert first["provenance"]["spec"]["rounds"] == 3 and first["protocol"]["rounds"] == 3
+
+
+@pytest.mark.engine
+def test_a_configurations_own_setting_is_not_its_protocol(two_datasets, tmp_path):
+    alpha, _ = two_datasets
+    layout, out = find_layout(alpha), tmp_path / "R"
+    slow = replace(_cli_spec("listnet"), learning_rate=0.05)
+    compare([_cli_spec("plrank"), _cli_spec("lambdarank"), slow], layout, out_dir=out)
+    # the protocol's learning rate is now 0.2, but listnet's 0.05 was its own: it joins; plrank's was not
+    later = compare([replace(_cli_spec("urank"), learning_rate=0.2)], layout, out_dir=out)
+    assert later.protocol["learning_rate"] == 0.2 and later.earlier == [slow.label]
+    assert [line.split(":")[0] for line in later.left_out] == ["lambdarank [lightgbm]", "plrank [lightgbm]"]
+    twice = compare([_cli_spec("urank")], layout, out_dir=out, repeats=2)
+    assert twice.earlier == []
+    assert {line.split(":")[0] for line in twice.left_out if "repeats 1 (this table: 2)" in line} == {
+        "plrank [lightgbm]", "lambdarank [lightgbm]", slow.label}
 
 
 @pytest.mark.engine
