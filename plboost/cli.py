@@ -225,7 +225,8 @@ def _add_evaluation_options(parser):
     parser.add_argument("--no-relevant", choices=metrics.NO_RELEVANT_POLICIES, default="one",
                         help="NDCG of queries without relevant documents: 1 (LightGBM), 0 (trec_eval), "
                              "or left out (default one)")
-    parser.add_argument("--g-max", type=_positive_int, default=4, help="ERR's maximum grade (default 4)")
+    parser.add_argument("--g-max", type=_positive_int, default=None,
+                        help="ERR's maximum grade (default: the data's largest label, e.g. 2 for MQ2008, 4 for MSLR)")
 
 
 def _add_common_options(parser):

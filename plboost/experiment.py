@@ -45,7 +45,8 @@ class RunSpec:
     engine_params: dict = field(default_factory=dict)
     seed: int = 0
     no_relevant: str = "one"
-    g_max: int = 4
+    #: ERR's maximum grade; None: the data's label scale (the largest label of the split's files, at least 1)
+    g_max: int | None = None
     #: one of LEAF_VALUES: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves,
     #: LightGBM only)
     leaf_values: str = "diagonal"
@@ -61,7 +62,7 @@ class RunSpec:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
-        metrics.Conventions(no_relevant=self.no_relevant, g_max=self.g_max)  # validates both
+        metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)
         if int(self.repeat) < 0:
             raise ValueError(f"repeat must be >= 0, got {self.repeat}")
@@ -126,7 +127,7 @@ class RunSpec:
                     "engine_params": engine_params, "leaf_values": self.leaf_values, "rounds": int(self.rounds),
                     "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),
                     "early_stopping": self.early_stopping, "eval_at": list(self.eval_at), "seed": int(self.seed),
-                    "no_relevant": self.no_relevant, "g_max": int(self.g_max)}
+                    "no_relevant": self.no_relevant, "g_max": self.g_max}
         text = json.dumps(_plain(identity), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -227,9 +228,20 @@ class RunResult:
             handle.write("\n")
 
 
+def evaluation_spec(spec: RunSpec, *datasets) -> RunSpec:
+    """``spec`` with ERR's ``g_max`` resolved: as given, else the largest label of ``datasets`` (those not None;
+    at least 1), so that ERR follows the data's label scale (MQ2008's 0-2, MSLR's 0-4)."""
+    if spec.g_max is not None:
+        return spec
+    largest = max((float(np.max(d.labels)) for d in datasets if d is not None and len(d.labels)), default=1.0)
+    return replace(spec, g_max=max(1, int(largest)))
+
+
 def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> tuple[dict, str]:
     """Metrics of ``scores`` on ``data`` (NDCG@k and ERR@k for every k of ``spec.eval_at``, ERR, MAP); with
-    ``per_query``, an array of every query's values per metric (NaN where the conventions leave it out)."""
+    ``per_query``, an array of every query's values per metric (NaN where the conventions leave it out).
+    Without ``spec.g_max``, ERR's is ``data``'s largest label (see :func:`evaluation_spec`)."""
+    spec = evaluation_spec(spec, data)
     result = metrics.evaluate(scores, data.labels, offsets=data.offsets, ndcg_at=spec.eval_at,
                               err_at=spec.eval_at, no_relevant=spec.no_relevant, g_max=spec.g_max,
                               per_query=per_query)
@@ -256,7 +268,8 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
                           leaf_values=spec.leaf_values, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
-    values, conventions = evaluate_scores(predict_scores(model, data), data, spec)
+    evaluated = evaluation_spec(spec, train, valid, test)
+    values, conventions = evaluate_scores(predict_scores(model, data), data, evaluated)
     return RunResult(spec, model, split, values, conventions)
 
 
@@ -565,6 +578,8 @@ class Comparison:
         text = (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)})"
                 f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
                 f"{self.conventions}")
+        if self.specs and self.specs[0].g_max is None:
+            text += "; ERR's g_max is the data's largest label (--g-max sets it)"
         if self.tuning:
             text += f"\n{self.tuning}"
         if self.protocol:
@@ -1028,7 +1043,7 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> 
 
     result = run(item.trained_spec or item.spec, train, valid, test, progress=progress)
     scores = predict_scores(result.model, test)
-    per_query, _ = evaluate_scores(scores, test, item.spec, per_query=True)
+    per_query, _ = evaluate_scores(scores, test, evaluation_spec(item.spec, train, valid, test), per_query=True)
     fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
                       result.model.trees_used, [float(v) for v in result.model.valid_history],
                       repeat=item.spec.repeat, best_iteration=result.model.best_iteration,
