@@ -145,8 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the configuration the others are tested against (a label as printed, or an "
                               "objective name that names one configuration); default 'lambdarank [lightgbm]' "
                               "when present. Markers: two-sided paired t-test over the test queries of all "
-                              "splits, Holm-adjusted over the configurations; significance.csv has the "
-                              "randomization test too")
+                              "splits, Holm-adjusted over the configurations (see --holm-over); significance.csv "
+                              "has the randomization test and 95%% bootstrap intervals too")
+    compare.add_argument("--holm-over", choices=("metric", "table"), default="metric",
+                         help="the family Holm's adjustment runs over: the configurations of each metric "
+                              "separately (default), or every configuration and metric of the table together")
     _add_training_options(compare)
     _add_scoring_options(compare)
 
@@ -426,7 +429,7 @@ def _compare(args) -> int:
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
                          load_options={**_load_options(args), "out_of_core": args.out_of_core})
         comparisons.append(result)
-        significance = _print_comparison(result, args.baseline)
+        significance = _print_comparison(result, args.baseline, args.holm_over)
         if out:
             print(result.runs_line(), file=sys.stderr)
             written = result.save(out, significance)
@@ -460,16 +463,23 @@ def _check_comparison_outputs(args, layouts, outputs) -> None:
                                  "directory")
 
 
-def _print_comparison(result, baseline=None):
-    """Print a comparison's header, table (with significance markers against the baseline) and legend;
-    return the significance table (None without a baseline)."""
-    from .significance import legend
+def _print_comparison(result, baseline=None, holm_over="metric"):
+    """Print a comparison's header, table (with significance markers against the baseline) and legend, then each
+    difference from the baseline with its interval; return the significance table (None without a baseline)."""
+    from .significance import interval_legend, legend
 
-    significance = result.significance(baseline)
+    significance = result.significance(baseline, holm_over=holm_over)
     print(result.header())
     print(result.table(significance=significance))
     if significance is not None:
-        print(legend(result.default_baseline(baseline)))
+        baseline = result.default_baseline(baseline)
+        tests = significance[significance["test"] == significance["test"].iloc[0]]
+        family = len(tests) if holm_over == "table" else tests["configuration"].nunique()
+        print(legend(baseline, holm_over=holm_over, family_size=family))
+        print()
+        print(f"Differences from {baseline}:")
+        print(result.interval_table(significance))
+        print(interval_legend(baseline, result.repeats))
     else:
         print("(no significance tests: no baseline; add lambdarank (--baselines) or give --baseline NAME)")
     print()

@@ -648,9 +648,10 @@ class Comparison:
         return choose_baseline(self.labels, baseline)
 
     def significance(self, baseline: str | None = None, *, metrics=TABLE_METRICS, n_resamples: int = 10000,
-                     seed: int = 0):
+                     seed: int = 0, holm_over: str = "metric"):
         """Paired tests of every configuration against ``baseline`` over the test queries pooled across
-        splits (mean over repeats per query): see :func:`plboost.significance.paired_tests`. None when
+        splits (mean over repeats per query), Holm-adjusted over ``holm_over``, with a 95% bootstrap interval
+        of each difference over queries and repeats: see :func:`plboost.significance.paired_tests`. None when
         there is no baseline."""
         from .significance import paired_tests
 
@@ -658,7 +659,19 @@ class Comparison:
         if baseline is None or len(self.labels) < 2:
             return None
         chosen = [m for m in metrics if m in self.metric_names]
-        return paired_tests(self.per_query(), baseline, metrics=chosen, n_resamples=n_resamples, seed=seed)
+        return paired_tests(self.per_query(), baseline, metrics=chosen, n_resamples=n_resamples, seed=seed,
+                            holm_over=holm_over)
+
+    def interval_table(self, significance, metric_names=TABLE_METRICS) -> str:
+        """A Markdown table of every configuration's mean difference from the baseline with its interval
+        (columns ``interval_low``/``interval_high`` of ``significance``), e.g. ``+0.0052 [-0.0011, +0.0117]``."""
+        rows = significance[significance["test"] == significance["test"].iloc[0]]
+        metric_names = [m for m in metric_names if m in set(rows["metric"])]
+        cells = {}
+        for item in rows.itertuples():
+            cells.setdefault(item.configuration, {"configuration": item.configuration})[item.metric] = (
+                f"{item.mean_difference:+.4f} [{item.interval_low:+.4f}, {item.interval_high:+.4f}]")
+        return format_table(list(cells.values()), ["configuration", *metric_names])
 
     def save(self, directory, significance=None) -> dict:
         """Write ``results.csv`` (one row per configuration, split and repeat), ``summary.csv``,

@@ -34,8 +34,13 @@ NaN after adjustment and are never significant.
 
 Multiple comparisons. A table compares several configurations with the baseline; the family-wise error
 is controlled by *Holm's step-down procedure* (:func:`holm`) over the configurations of one table, i.e.
-within each (dataset, metric, test). Holm, "A simple sequentially rejective multiple test procedure",
-Scandinavian Journal of Statistics 6(2), 1979.
+within each (dataset, metric, test), or with ``holm_over="table"`` over every configuration and metric of
+the table together (:data:`HOLM_FAMILIES`); :func:`legend` names the family. Holm, "A simple sequentially
+rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979.
+
+Intervals. Each difference from the baseline also gets a percentile bootstrap interval
+(:func:`bootstrap_interval`) that resamples the queries and, with repeats, each configuration's seeds, so
+that it widens when seeds disagree; the t-test, on query means over repeats, does not see that variation.
 
 :func:`paired_tests` compares every configuration with a baseline (for tables, :func:`marker` and
 :func:`legend`); :func:`pairwise_significance` compares every pair of configurations (for winning numbers
@@ -54,7 +59,8 @@ import pandas as pd
 from scipy import stats
 
 __all__ = ["PER_QUERY_COLUMNS", "TESTS", "BETTER", "WORSE", "load_per_query", "query_means", "paired_tests",
-           "pairwise_significance", "holm", "marker", "legend"]
+           "pairwise_significance", "holm", "marker", "legend", "bootstrap_interval", "interval_legend",
+           "HOLM_FAMILIES"]
 
 #: the columns of a per-query table
 PER_QUERY_COLUMNS = ("dataset", "split", "configuration", "repeat", "qid", "metric", "value")
@@ -68,6 +74,9 @@ _TEST_DESCRIPTIONS = {"t-test": "two-sided paired t-test",
                       "randomization": "two-sided paired randomization test ({n_resamples} random sign flips)"}
 #: the randomization test draws its resamples in batches of at most this many query values (memory)
 _RESAMPLING_BATCH_VALUES = 10_000_000
+_INTERVAL_BATCH_VALUES = 2_000_000
+#: the families Holm's adjustment can run over, by the columns that tell one family from another
+HOLM_FAMILIES = {"metric": ["dataset", "metric", "test"], "table": ["dataset", "test"]}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -162,7 +171,7 @@ def _describe_row(row) -> str:
 # tests
 
 def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=TESTS, n_resamples: int = 10000,
-                 seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
+                 seed: int = 0, alpha: float = 0.05, holm_over: str = "metric", level: float = 0.95) -> pd.DataFrame:
     """Every configuration against ``baseline``, per dataset and metric: paired tests over queries, Holm-adjusted.
 
     Parameters
@@ -183,14 +192,20 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
         does not depend on which other configurations are in the table.
     alpha : float
         Only validated here (``0 < alpha < 1``); :func:`marker` applies it.
+    holm_over : {"metric", "table"}
+        The family Holm adjusts over (:data:`HOLM_FAMILIES`): the configurations of each (dataset, metric,
+        test), or all configurations and metrics of each (dataset, test) together.
+    level : float
+        Coverage of the bootstrap interval of each mean difference (:func:`bootstrap_interval`).
 
     Returns
     -------
-    DataFrame with columns ``dataset, configuration, baseline, metric, n_queries, mean_difference, p_value,
-    p_adjusted, test``, one row per dataset, configuration other than the baseline, metric and test.
-    ``n_queries`` counts the queries where both values are defined (NaN pairs are dropped);
-    ``mean_difference`` is configuration minus baseline over those; ``p_adjusted`` is Holm's adjustment
-    (:func:`holm`) of ``p_value`` over the configurations of each (dataset, metric, test).
+    DataFrame with columns ``dataset, configuration, baseline, metric, n_queries, mean_difference,
+    interval_low, interval_high, p_value, p_adjusted, test``, one row per dataset, configuration other than the
+    baseline, metric and test. ``n_queries`` counts the queries where both values are defined (NaN pairs are
+    dropped); ``mean_difference`` is configuration minus baseline over those; ``interval_low`` and
+    ``interval_high`` bound its ``level`` bootstrap interval over queries and repeats; ``p_adjusted`` is
+    Holm's adjustment (:func:`holm`) of ``p_value`` over the family ``holm_over``.
 
     Raises
     ------
@@ -202,6 +217,9 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
     """
     tests = _check_tests(tests)
     _check_alpha(alpha)
+    _check_choice("holm_over", holm_over, HOLM_FAMILIES)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, not {level}")
     means = query_means(per_query)
     metrics = _check_metrics(means, metrics)
 
@@ -217,11 +235,67 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
         rows += [{"dataset": dataset, "configuration": configuration, "baseline": baseline, "metric": metric,
                   "n_queries": n_queries, "mean_difference": result["mean_difference"], "p_value": result[test],
                   "test": test} for test in tests]
-    columns = ["dataset", "configuration", "baseline", "metric", "n_queries", "mean_difference", "p_value",
-               "p_adjusted", "test"]
+    columns = ["dataset", "configuration", "baseline", "metric", "n_queries", "mean_difference", "interval_low",
+               "interval_high", "p_value", "p_adjusted", "test"]
     table = pd.DataFrame(rows, columns=columns)
-    table["p_adjusted"] = _holm_by_group(table, ["dataset", "metric", "test"])
+    table["p_adjusted"] = _holm_by_group(table, HOLM_FAMILIES[holm_over])
+    intervals = _baseline_intervals(per_query, baseline, metrics, n_resamples, seed, level)
+    for column, number in (("interval_low", 0), ("interval_high", 1)):
+        table[column] = [intervals.get((row.dataset, row.configuration, row.metric), (np.nan, np.nan))[number]
+                         for row in table.itertuples()]
     return table[columns]
+
+
+def _baseline_intervals(per_query: pd.DataFrame, baseline: str, metrics, n_resamples: int, seed: int,
+                        level: float) -> dict:
+    """{(dataset, configuration, metric): (low, high)}: :func:`bootstrap_interval` of every configuration's mean
+    difference from ``baseline``, over the queries where both are defined, from the values of every repeat."""
+    intervals = {}
+    for (dataset, metric), rows in per_query[per_query["metric"].isin(metrics)].groupby(["dataset", "metric"],
+                                                                                        sort=False):
+        grid = rows.pivot(index=_QUERY, columns=["configuration", "repeat"], values="value")
+        if baseline not in grid.columns.get_level_values(0):
+            continue
+        theirs = grid[baseline].dropna(axis=1, how="all").to_numpy(float)  # its repeats only
+        for configuration in dict.fromkeys(grid.columns.get_level_values(0)):
+            if configuration == baseline:
+                continue
+            ours = grid[configuration].dropna(axis=1, how="all").to_numpy(float)
+            defined = ~np.isnan(ours).any(axis=1) & ~np.isnan(theirs).any(axis=1)
+            if defined.sum() >= 2:
+                intervals[dataset, configuration, metric] = bootstrap_interval(
+                    ours[defined], theirs[defined], n_resamples=n_resamples, seed=seed, level=level)
+    return intervals
+
+
+def bootstrap_interval(ours, theirs, *, n_resamples: int = 10000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean difference of two configurations over queries and repeats.
+
+    ``ours`` (queries x its repeats) and ``theirs`` (queries x the other's repeats) hold each query's value in
+    each repeat (a repeat is a training seed). The statistic is :math:`\\frac1n \\sum_q (\\bar x_q - \\bar y_q)`
+    with :math:`\\bar x_q, \\bar y_q` the means over repeats. Each resample draws the :math:`n` queries with
+    replacement and, independently, each side's repeats with replacement (a whole run at a time), so the
+    interval widens both when queries disagree and when seeds do (Efron and Tibshirani, *An Introduction to
+    the Bootstrap*, 1993, ch. 13; resampling at both levels of a two-level design, Davison and Hinkley,
+    *Bootstrap Methods and their Application*, 1997, section 3.8). With one repeat per side it is the plain
+    bootstrap over queries. Returns the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles.
+    """
+    ours, theirs = np.atleast_2d(np.asarray(ours, float)), np.atleast_2d(np.asarray(theirs, float))
+    n = ours.shape[0]
+    rng = np.random.default_rng(seed)
+    statistics = np.empty(n_resamples)
+    batch = max(1, _INTERVAL_BATCH_VALUES // n)
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        our_repeats = rng.multinomial(ours.shape[1], np.full(ours.shape[1], 1 / ours.shape[1]), size=size)
+        their_repeats = rng.multinomial(theirs.shape[1], np.full(theirs.shape[1], 1 / theirs.shape[1]), size=size)
+        queries = rng.multinomial(n, np.full(n, 1 / n), size=size)
+        per_query = our_repeats @ ours.T / ours.shape[1] - their_repeats @ theirs.T / theirs.shape[1]
+        statistics[start:start + size] = np.einsum("bq,bq->b", queries, per_query) / n
+    tail = (1 - level) / 2
+    low, high = np.quantile(statistics, [tail, 1 - tail])
+    return float(low), float(high)
 
 
 def pairwise_significance(per_query: pd.DataFrame, *, metrics=None, test: str = "t-test", alpha: float = 0.05,
@@ -273,6 +347,11 @@ def _check_tests(tests) -> list[str]:
     if unknown or not tests:
         raise ValueError(f"unknown test(s) {unknown}; choose from {', '.join(TESTS)}")
     return tests
+
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
 
 
 def _check_alpha(alpha: float) -> None:
@@ -416,14 +495,28 @@ def marker(mean_difference, p_adjusted=None, alpha: float = 0.05) -> str:
     return ""
 
 
-def legend(baseline: str, test: str = "t-test", alpha: float = 0.05, *, n_resamples: int = 10000) -> str:
-    """The sentence explaining :func:`marker` under a table compared with ``baseline``, e.g.
+def legend(baseline: str, test: str = "t-test", alpha: float = 0.05, *, n_resamples: int = 10000,
+           holm_over: str = "metric", family_size: int | None = None) -> str:
+    """The sentence explaining :func:`marker` under a table compared with ``baseline``, naming the family Holm
+    adjusts over (``family_size`` hypotheses, when given), e.g.
 
     "▲/▼: significantly better/worse than lambdarank (two-sided paired t-test over queries pooled across
-    splits, Holm-adjusted p < 0.05 over the configurations of the table)".
+    splits; Holm-adjusted p < 0.05, the family: the configurations compared with lambdarank, for each metric
+    separately)".
     """
     (test,) = _check_tests([test])
     _check_alpha(alpha)
+    _check_choice("holm_over", holm_over, HOLM_FAMILIES)
     description = _TEST_DESCRIPTIONS[test].format(n_resamples=n_resamples)
+    family = {"metric": f"the configurations compared with {baseline}, for each metric separately",
+              "table": "every configuration and metric of the table together"}[holm_over]
+    size = f" ({family_size} tests)" if family_size else ""
     return (f"{BETTER}/{WORSE}: significantly better/worse than {baseline} ({description} over queries pooled across "
-            f"splits, Holm-adjusted p < {alpha:g} over the configurations of the table)")
+            f"splits; Holm-adjusted p < {alpha:g}, the family: {family}{size})")
+
+
+def interval_legend(baseline: str, repeats: int, level: float = 0.95, *, n_resamples: int = 10000) -> str:
+    """The sentence explaining the intervals of :func:`paired_tests` (see :func:`bootstrap_interval`)."""
+    over = "queries and repeats (each side's seeds drawn anew)" if repeats > 1 else "queries"
+    return (f"[low, high]: {level:.0%} percentile bootstrap interval of the mean difference from {baseline}, "
+            f"resampling {over}, {n_resamples} resamples")

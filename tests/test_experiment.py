@@ -456,8 +456,6 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
     results = pd.read_csv(out / "results.csv")
     metric_names = [c for c in results.columns if c.startswith(("NDCG", "ERR", "MAP"))]
     assert set(per_query["metric"]) == set(metric_names)
-    for row in results.itertuples(index=False):
-        row = row._asdict() if hasattr(row, "_asdict") else row
     for _, row in results.iterrows():  # each run's metric is the mean of its queries
         mine = per_query[(per_query["configuration"] == row["configuration"]) & (per_query["split"] == row["split"])
                          & (per_query["repeat"] == row["repeat"])]
@@ -465,7 +463,11 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
             assert mine[mine["metric"] == name]["value"].mean() == pytest.approx(row[name], abs=1e-12)
     significance = pd.read_csv(out / "significance.csv")
     assert list(significance.columns) == ["dataset", "configuration", "baseline", "metric", "n_queries",
-                                          "mean_difference", "p_value", "p_adjusted", "test"]
+                                          "mean_difference", "interval_low", "interval_high", "p_value", "p_adjusted",
+                                          "test"]
+    assert (significance.interval_low <= significance.mean_difference).all()
+    assert (significance.mean_difference <= significance.interval_high).all()
+    assert "Differences from lambdarank [lightgbm]:" in printed and "resampling queries and repeats" in printed
     means = per_query.groupby(["configuration", "metric", "split", "qid"])["value"].mean()
     t_tests = significance[significance["test"] == "t-test"]
     assert len(t_tests) == 2 * 6  # plrank and urank against lambdarank, the table's six metrics
@@ -479,6 +481,30 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
             assert item.p_value == 1.0
         else:
             assert item.p_value == pytest.approx(expected.pvalue, abs=1e-9)
+
+
+@pytest.mark.engine
+def test_holm_over_the_table_is_one_family_named_in_the_legend(two_datasets, tmp_path, capsys):
+    from plboost.significance import holm
+
+    alpha, _ = two_datasets
+    out = tmp_path / "R"
+    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--run", "lambdarank", "--out", out,
+                    "--holm-over", "table") == 0
+    printed = capsys.readouterr().out
+    assert "the family: every configuration and metric of the table together (12 tests)" in printed
+    t_tests = _csv_frame(out / "significance.csv").query("test == 't-test'")
+    assert len(t_tests) == 12
+    np.testing.assert_allclose(t_tests.p_adjusted, holm(t_tests.p_value))
+    assert _compare(alpha, "--run", "plrank", "--run", "urank", "--run", "lambdarank") == 0
+    assert "the family: the configurations compared with lambdarank [lightgbm], for each metric separately (2 tests)" \
+        in capsys.readouterr().out
+
+
+def _csv_frame(path):
+    import pandas as pd
+
+    return pd.read_csv(path)
 
 
 @pytest.mark.engine

@@ -47,7 +47,7 @@ def test_t_test_p_values_are_scipys_on_query_means_pooled_over_splits(rng):
     table = per_query_table({"base": baseline, "cand": candidate})
     tested = paired_tests(table, "base", tests=["t-test"])
     assert list(tested.columns) == ["dataset", "configuration", "baseline", "metric", "n_queries", "mean_difference",
-                                    "p_value", "p_adjusted", "test"]
+                                    "interval_low", "interval_high", "p_value", "p_adjusted", "test"]
     row = tested.iloc[0]
     expected = stats.ttest_rel(candidate.mean(axis=0), baseline.mean(axis=0))
     assert (row.configuration, row.baseline, row.n_queries, row.test) == ("cand", "base", n_queries, "t-test")
@@ -111,6 +111,49 @@ def test_holm_is_applied_over_the_configurations_of_a_table(rng):
                                                   for i in range(4)}})
     tested = paired_tests(table, "base", tests=["t-test"])
     np.testing.assert_allclose(tested.p_adjusted, holm(tested.p_value))
+
+
+def test_holm_over_the_whole_table_adjusts_every_metric_together(rng):
+    n_queries = 50
+    baseline = rng.uniform(size=n_queries)
+    values = {"base": baseline, **{f"c{i}": baseline + rng.normal(0.02, 0.1, n_queries) for i in range(3)}}
+    table = pd.concat([per_query_table(values, metric=metric) for metric in ("NDCG@10", "ERR@10")])
+    table.loc[table.metric == "ERR@10", "value"] += rng.normal(0, 0.05, (table.metric == "ERR@10").sum())
+    by_metric = paired_tests(table, "base", tests=["t-test"])
+    whole = paired_tests(table, "base", tests=["t-test"], holm_over="table")
+    np.testing.assert_array_equal(whole.p_value, by_metric.p_value)
+    np.testing.assert_allclose(whole.p_adjusted, holm(whole.p_value))  # one family of 6 tests
+    for _, rows in by_metric.groupby("metric"):
+        np.testing.assert_allclose(rows.p_adjusted, holm(rows.p_value))  # two families of 3
+    assert (whole.p_adjusted >= by_metric.p_adjusted).all() and (whole.p_adjusted > by_metric.p_adjusted).any()
+    with pytest.raises(ValueError, match="holm_over must be one of 'metric', 'table', not 'split'"):
+        paired_tests(table, "base", holm_over="split")
+
+
+def _interval_width(table) -> float:
+    (row,) = paired_tests(table, "base", tests=["t-test"], n_resamples=4000).itertuples()
+    assert row.interval_low < row.mean_difference < row.interval_high
+    return row.interval_high - row.interval_low
+
+
+def test_the_interval_widens_when_seeds_disagree(rng):
+    """The same query means (so the same mean difference and t-test), repeats that agree or disagree: the
+    bootstrap over queries and repeats gives the disagreeing seeds a wider interval."""
+    n_queries = 120
+    baseline = rng.uniform(0.3, 0.7, n_queries)
+    candidate = baseline + 0.02 + centred_noise(rng, 0.05, n_queries)
+    seed_offsets = np.array([-1.0, 0.0, 1.0])[:, None]
+    agree = per_query_table({"base": baseline, "cand": candidate + 0.001 * seed_offsets})
+    disagree = per_query_table({"base": baseline, "cand": candidate + 0.03 * seed_offsets})
+    tested = [paired_tests(t, "base", tests=["t-test"]) for t in (agree, disagree)]
+    assert tested[0].p_value.iloc[0] == pytest.approx(tested[1].p_value.iloc[0], rel=1e-9)
+    narrow, wide = _interval_width(agree), _interval_width(disagree)
+    assert wide > 1.3 * narrow
+    # one repeat: the plain bootstrap over queries, about the normal interval of the mean difference
+    differences = candidate - baseline
+    normal_width = 2 * 1.96 * differences.std(ddof=1) / np.sqrt(n_queries)
+    assert _interval_width(per_query_table({"base": baseline, "cand": candidate})) == pytest.approx(normal_width,
+                                                                                                   rel=0.1)
 
 
 def test_randomization_agrees_with_the_t_test_on_normal_data_and_is_seeded(rng):
@@ -195,8 +238,11 @@ def test_metrics_and_datasets_are_tested_separately(rng):
 
 def test_legend_names_baseline_test_and_alpha():
     assert legend("lambdarank") == (
-        "▲/▼: significantly better/worse than lambdarank (two-sided paired t-test over queries pooled across splits, "
-        "Holm-adjusted p < 0.05 over the configurations of the table)")
+        "▲/▼: significantly better/worse than lambdarank (two-sided paired t-test over queries pooled across splits; "
+        "Holm-adjusted p < 0.05, the family: the configurations compared with lambdarank, for each metric "
+        "separately)")
+    assert legend("base", holm_over="table", family_size=12).endswith(
+        "the family: every configuration and metric of the table together (12 tests))")
     text = legend("base", "randomization", 0.01, n_resamples=999)
     assert "randomization test (999 random sign flips)" in text and "p < 0.01" in text
     with pytest.raises(ValueError, match="unknown test"):
