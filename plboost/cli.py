@@ -166,10 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--metrics", type=_metric_list, metavar="NAMES",
                            help=f"metrics to summarise (default {','.join(PAPER_METRICS)}, those present)")
     summarize.add_argument("--out", type=Path, metavar="PATH", help="also write the table as CSV here")
-    summarize.add_argument("--significant", action="store_true",
-                           help="count a win only when it is significant: paired t-test over the queries of the "
-                                "dataset (per_query.csv beside each result file, as compare --out writes), "
-                                "Holm-adjusted over the pairs of methods, p < --alpha")
+    summarize.add_argument("--wins", choices=("auto", "significant", "all"), default="auto",
+                           help="which wins count: 'significant' (paired t-test over the queries of the dataset, "
+                                "from the per_query.csv beside each result file as compare --out writes it, "
+                                "Holm-adjusted over the pairs of methods, p < --alpha), 'all', or 'auto' (the "
+                                "default): significant ones when every result has its per_query.csv, else all, "
+                                "saying so")
+    summarize.add_argument("--significant", action="store_const", const="significant", dest="wins",
+                           help="the same as --wins significant")
     summarize.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     _add_debug_option(summarize)
 
@@ -489,17 +493,24 @@ def _print_comparison(result, baseline=None, holm_over="metric"):
 def _summarize(args) -> int:
     from .winning import load_results, summarize
 
-    reads, comparisons = _summarized_files(args.results, significant=args.significant)
+    lacking = [path for path in args.results if not _has_per_query(path)]
+    wins = args.wins
+    if wins == "auto":
+        wins = "all" if lacking else "significant"
+    reads, comparisons = _summarized_files(args.results, significant=wins == "significant")
     check_outputs({"--out": args.out}, reads, comparisons)
     check_output_path(args.out, "--out")
     results = load_results(args.results)
     significant = None
-    if args.significant:
+    if wins == "significant":
         from .significance import load_per_query, pairwise_significance
 
         per_query = load_per_query([path if path.is_dir() else path.parent for path in args.results])
         significant = pairwise_significance(per_query, metrics=args.metrics, alpha=args.alpha)
-    cells, table, text = summarize(results, args.metrics, significant)
+    why = None
+    if args.wins == "auto" and lacking:
+        why = f"no per_query.csv for {', '.join(map(str, lacking))}"
+    cells, table, text = summarize(results, args.metrics, significant, every_win_because=why)
     datasets = list(dict.fromkeys(cells["dataset"]))
     print(f"## Winning numbers: {cells['method'].nunique()} methods, {len(datasets)} datasets "
           f"({', '.join(datasets)}), {results['source'].nunique()} result file(s)\n")
@@ -508,6 +519,14 @@ def _summarize(args) -> int:
         table.to_csv(args.out, index=False)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _has_per_query(path: Path) -> bool:
+    """Whether the per-query values of a result given to summarize exist (see
+    :func:`plboost.significance.load_per_query`)."""
+    if path.is_dir():
+        return (path / "per_query.csv").is_file() or any(path.glob("*/per_query.csv"))
+    return (path.parent / "per_query.csv").is_file()
 
 
 def _summarized_files(paths, *, significant: bool):

@@ -48,6 +48,7 @@ import pandas as pd
 
 from ._params import PAPER_METRICS
 from .significance import load_per_query  # noqa: F401  (re-exported: the input of significant winning numbers)
+from .significance import pairwise_significance
 
 #: the metrics summarised by default: those of the PLRank paper's table
 DEFAULT_METRICS = PAPER_METRICS
@@ -218,23 +219,30 @@ def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
     return optimal
 
 
-def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None
-              ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None, *,
+              every_win_because: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Fold means, winning-number table and its Markdown (:func:`cell_means`, :func:`winning_numbers`,
     :func:`format_summary`) of a long results table. With ``significant`` (a table of
-    :func:`plboost.significance.pairwise_significance`) only significant wins count, and the Markdown starts
-    with a sentence saying so."""
+    :func:`plboost.significance.pairwise_significance`) only significant wins count; the Markdown starts with
+    a sentence saying which wins count (and, when every win does, ``every_win_because``)."""
     cells = cell_means(results)
     table = winning_numbers(cells, metrics, significant)
     text = format_summary(table, cells)
     if significant is not None:
-        text = significance_note(significant) + "\n\n" + text
-    return cells, table, text
+        note = significance_note(significant)
+    else:
+        note = ("Every win counts, significant or not" + (f" ({every_win_because})" if every_win_because else "")
+                + ": a method wins a comparison by a higher mean, however small the difference.")
+    return cells, table, note + "\n\n" + text
 
 
-def summarize_comparisons(comparisons, metrics=None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """:func:`summarize` of the results of several :class:`plboost.experiment.Comparison` (a dataset each)."""
-    return summarize(pd.concat([c.long_results() for c in comparisons], ignore_index=True), metrics)
+def summarize_comparisons(comparisons, metrics=None, alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """:func:`summarize` of the results of several :class:`plboost.experiment.Comparison` (a dataset each),
+    counting significant wins only (:func:`plboost.significance.pairwise_significance` of their per-query
+    values)."""
+    per_query = pd.concat([c.per_query() for c in comparisons], ignore_index=True)
+    significant = pairwise_significance(per_query, metrics=metrics, alpha=alpha)
+    return summarize(pd.concat([c.long_results() for c in comparisons], ignore_index=True), metrics, significant)
 
 
 def save_summary(directory, table: pd.DataFrame, text: str) -> list[Path]:

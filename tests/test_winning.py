@@ -202,12 +202,25 @@ def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, 
     assert main(["summarize", str(out / "alpha" / "summary.csv"), str(out / "beta" / "summary.csv"),
                  "--metrics", "NDCG@10,ERR@10"]) == 0
     capsys.readouterr()
-    # only significant wins: fewer (or as many) wins, the same comparisons
+    # only significant wins, the default where per-query values exist, as in compare's own table: fewer (or as
+    # many) wins than counting every win, the same comparisons
+    assert printed.split("(alpha, beta)\n\n", 1)[1].startswith("Only significant wins count")
     assert main(["summarize", str(out), "--significant", "--out", str(tmp_path / "significant.csv")]) == 0
     assert capsys.readouterr().out.split("\n\n")[1].startswith("Only significant wins count")
     significant = pd.read_csv(tmp_path / "significant.csv").set_index(["metric", "method"]).sort_index()
-    every = saved.set_index(["metric", "method"]).sort_index()
+    pd.testing.assert_frame_equal(significant, saved.set_index(["metric", "method"]).sort_index())
+    assert main(["summarize", str(out), "--wins", "all", "--out", str(tmp_path / "every.csv")]) == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith("Every win counts, significant or not: ")
+    every = pd.read_csv(tmp_path / "every.csv").set_index(["metric", "method"]).sort_index()
     assert (significant.WN <= every.WN).all() and (significant.IWN == every.IWN).all()
+    assert (significant.WN < every.WN).any()  # 5 rounds on 30 queries: most differences are noise
+    # a result file without its per-query values: every win counts, and the text says why
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "results.json").write_bytes((out / "alpha" / "results.json").read_bytes())
+    assert main(["summarize", str(alone / "results.json"), str(out / "beta")]) == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith(
+        f"Every win counts, significant or not (no per_query.csv for {alone / 'results.json'}): ")
 
 
 @pytest.mark.engine
