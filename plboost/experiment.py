@@ -578,6 +578,12 @@ class Comparison:
         text = (f"{self.dataset}: {len(self.specs)} configuration(s) x {len(splits)} split(s) ({', '.join(splits)})"
                 f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
                 f"{self.conventions}")
+        queries = self.test_queries()
+        if queries is not None:
+            count = {"one": "count as 1 in NDCG and MAP, 0 in ERR", "zero": "count as 0",
+                     "exclude": "are left out of every mean"}[self.specs[0].no_relevant]
+            text += (f"\n{queries[0]} test queries, {queries[1]} of them without a relevant document (label >= 1), "
+                     f"which {count} (--no-relevant)")
         if self.specs and self.specs[0].g_max is None:
             text += "; ERR's g_max is the data's largest label (--g-max sets it)"
         if self.tuning:
@@ -591,6 +597,20 @@ class Comparison:
             text += (f"\n(left out: {len(self.left_out)} configuration(s) recorded earlier in the output directory "
                      f"for the same data: {'; '.join(self.left_out)})")
         return text
+
+    def test_queries(self) -> tuple[int, int] | None:
+        """(test queries over all splits, those without a relevant document), from the per-query values of the
+        first configuration's runs (None without them). A query has no relevant document exactly when its
+        whole-list ERR is 0 (or NaN, when the conventions exclude it): ERR is positive as soon as one label is
+        at least 1."""
+        first = {}
+        for r in self.results:
+            if r.per_query and "ERR" in r.per_query:
+                first.setdefault(r.split, r)
+        if not first:
+            return None
+        err = np.concatenate([np.asarray(r.per_query["ERR"], dtype=np.float64) for r in first.values()])
+        return err.size, int(np.sum(~(err > 0)))
 
     def runs_line(self) -> str:
         """How many runs were reused, redone (and why) and trained anew, in one line."""

@@ -91,6 +91,12 @@ def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_compar
     result, out, specs, _ = mq2008_comparison
     assert len(result.results) == 6
     assert "(g_max=2)" in result.conventions and "g_max is the data's largest label" in result.header()
+    tests = [load_svmlight(shared_data / "MQ2008" / fold / "test.txt.gz") for fold in ("Fold1", "Fold2")]
+    n_queries = sum(t.n_queries for t in tests)
+    without = sum(int(np.max(t.labels[a:b]) == 0) for t in tests for a, b in zip(t.offsets, t.offsets[1:]))
+    assert 0 < without < n_queries
+    assert (f"{n_queries} test queries, {without} of them without a relevant document (label >= 1), which count as "
+            "1 in NDCG and MAP, 0 in ERR") in result.header()
     summary = {row["configuration"]: row for row in result.summary()}
     for spec in specs:
         per_fold = []
