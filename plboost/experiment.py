@@ -16,6 +16,7 @@ import json
 import math
 import platform
 import re
+import time
 import tomllib
 import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -282,6 +283,28 @@ def _training_arguments(spec: RunSpec) -> tuple[object, dict]:
                        "engine_params": {**builtin_params, **spec.engine_params}, "seed": spec.seed + spec.repeat}
 
 
+#: (objective, engine, leaf values) that :func:`warm_up` has run in this process
+_WARMED: set = set()
+
+
+def warm_up(spec: RunSpec) -> float:
+    """Train ``spec`` for two rounds on a tiny synthetic dataset, its own validation set, so that compiling (or
+    loading from Numba's cache) the kernels it runs (objective, exact leaves, metrics) is not counted in the
+    training time of its first real run. Returns the seconds it took: 0 when this process has run the same
+    objective, engine and leaf values before."""
+    from .data import make_synthetic
+
+    kind = (spec.objective, spec.engine, spec.leaf_values)
+    if kind in _WARMED:
+        return 0.0
+    tiny = make_synthetic(n_queries=30, n_features=4, docs_per_query=(5, 20), seed=0)
+    start = time.perf_counter()
+    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}), tiny,
+        valid=tiny, test=tiny)
+    _WARMED.add(kind)
+    return time.perf_counter() - start
+
+
 def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_partitions: int | None = None,
              load_options: dict | None = None) -> RunResult:
     """Train ``spec`` on a Dask cluster and evaluate here.
@@ -490,6 +513,8 @@ class Comparison:
     protocol: dict = field(default_factory=dict)
     #: configurations recorded earlier in the output directory and left out of the table, each with why
     left_out: list = field(default_factory=list)
+    #: seconds spent compiling or loading kernels before the timed runs (:func:`warm_up`), by configuration
+    warm_up_seconds: dict = field(default_factory=dict)
     #: with tuning: a sentence saying how (for the header), and every trial (tuning.csv)
     tuning: str | None = None
     tuning_rows: list = field(default_factory=list)
@@ -582,14 +607,18 @@ class Comparison:
         if queries is not None:
             count = {"one": "count as 1 in NDCG and MAP, 0 in ERR", "zero": "count as 0",
                      "exclude": "are left out of every mean"}[self.specs[0].no_relevant]
-            text += (f"\n{queries[0]} test queries, {queries[1]} of them without a relevant document (label >= 1), "
-                     f"which {count} (--no-relevant)")
+            text += (f"\n{queries[0]} test queries, {queries[1]} ({queries[1] / max(queries[0], 1):.0%}) of them "
+                     f"without a relevant document (label >= 1), which {count} (--no-relevant)")
         if self.specs and self.specs[0].g_max is None:
             text += "; ERR's g_max is the data's largest label (--g-max sets it)"
         if self.tuning:
             text += f"\n{self.tuning}"
         if self.protocol:
             text += f"\nprotocol: {describe_protocol(self.protocol)}"
+        if self.warm_up_seconds:
+            each = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in self.warm_up_seconds.items())
+            text += (f"\nseconds: training time only; compiling or loading kernels before the first run took "
+                     f"{sum(self.warm_up_seconds.values()):.1f} s ({each})")
         if self.earlier:
             text += (f"\n(also in the table: {len(self.earlier)} configuration(s) recorded earlier in the output "
                      f"directory for the same data under the same protocol: {', '.join(self.earlier)})")
@@ -845,7 +874,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
                         protocol=protocol)
     dataset_name = Path(layout.directory).name or str(layout.directory)
-    results, conventions, tuning_rows = [], "", []
+    results, conventions, tuning_rows, warm = [], "", [], {}
     for split in chosen:
         items = [p for p in planned if p.split is split]
         data = None
@@ -862,6 +891,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                 continue
             if data is None:
                 data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
+            warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
             fold, conventions = _run_and_record(item, *data, progress=progress)
             results.append(fold)
             if log:
@@ -870,7 +900,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                     f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
     comparison = Comparison(str(layout.directory), specs, results, conventions, tuning_rows=tuning_rows,
                             tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"),
-                            protocol=protocol)
+                            protocol=protocol, warm_up_seconds={k: v for k, v in warm.items() if v > 0})
     for item in planned:
         comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
         for reason in item.reasons:

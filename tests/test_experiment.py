@@ -1,6 +1,7 @@
 """The experiment driver: a run's metrics are the metrics module's on the model's predictions."""
 
 import csv
+import itertools
 import json
 
 from dataclasses import replace
@@ -93,10 +94,10 @@ def test_compare_table_equals_the_metrics_of_the_saved_predictions(mq2008_compar
     assert "(g_max=2)" in result.conventions and "g_max is the data's largest label" in result.header()
     tests = [load_svmlight(shared_data / "MQ2008" / fold / "test.txt.gz") for fold in ("Fold1", "Fold2")]
     n_queries = sum(t.n_queries for t in tests)
-    without = sum(int(np.max(t.labels[a:b]) == 0) for t in tests for a, b in zip(t.offsets, t.offsets[1:]))
+    without = sum(int(np.max(t.labels[a:b]) == 0) for t in tests for a, b in itertools.pairwise(t.offsets))
     assert 0 < without < n_queries
-    assert (f"{n_queries} test queries, {without} of them without a relevant document (label >= 1), which count as "
-            "1 in NDCG and MAP, 0 in ERR") in result.header()
+    assert (f"{n_queries} test queries, {without} ({without / n_queries:.0%}) of them without a relevant document "
+            "(label >= 1), which count as 1 in NDCG and MAP, 0 in ERR") in result.header()
     summary = {row["configuration"]: row for row in result.summary()}
     for spec in specs:
         per_fold = []
@@ -487,6 +488,20 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
             assert item.p_value == 1.0
         else:
             assert item.p_value == pytest.approx(expected.pvalue, abs=1e-9)
+
+
+@pytest.mark.engine
+def test_kernels_are_warmed_before_the_timed_runs_and_reported_apart(two_datasets, monkeypatch):
+    import plboost.experiment as experiment
+
+    alpha, _ = two_datasets
+    monkeypatch.setattr(experiment, "_WARMED", set())  # as in a new process
+    specs = [_cli_spec("plrank,leaf_values=exact"), _cli_spec("umart")]
+    first = compare(specs, find_layout(alpha))
+    assert list(first.warm_up_seconds) == [spec.label for spec in specs]
+    assert "seconds: training time only; compiling or loading kernels before the first run took" in first.header()
+    again = compare(specs, find_layout(alpha))  # warm already: nothing to report
+    assert again.warm_up_seconds == {} and "compiling" not in again.header()
 
 
 @pytest.mark.engine
