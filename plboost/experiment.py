@@ -759,39 +759,42 @@ class Comparison:
             written["tuning.csv"] = directory / "tuning.csv"
         return written
 
+    def validation_curves(self) -> dict:
+        """Per configuration with validation histories: (the mean validation score after each round over all its
+        runs, a run that stopped early held at its best value from then on; the rounds where a run stopped)."""
+        curves = {}
+        for label in self.labels:
+            histories = [r.valid_history for r in self.results if r.label == label and r.valid_history]
+            if histories:
+                longest = max(map(len, histories))
+                held = [list(history) + [max(history)] * (longest - len(history)) for history in histories]
+                ends = sorted({len(history) for history in histories if len(history) < longest})
+                curves[label] = (np.mean(held, axis=0), np.array(ends, dtype=int))
+        return curves
+
     def plot(self, path, metric: str = "NDCG@10") -> Path:
-        """Validation ``metric`` against boosting round, one line per configuration: solid, the mean over all
-        runs (splits and repeats) while all of them train; faint, the mean over those still training after
-        some stopped early (an ``x`` where one stopped), whose jumps come from which runs remain."""
+        """Validation ``metric`` against boosting round, one line per configuration: the mean over all its runs
+        (splits and repeats), a run that stopped early held at its best value from then on (the model it keeps),
+        so that every point averages the same runs; an ``x`` marks a round where a run stopped."""
         matplotlib = plotting()
         figure = matplotlib.figure.Figure(figsize=(10, 5.5))  # no pyplot: no global state, no backend switch
         axes = figure.subplots()
         colours = matplotlib.colormaps["tab20" if len(self.specs) > 10 else "tab10"]
-        stopped_early = False
+        curves = self.validation_curves()
         for number, spec in enumerate(self.specs):
-            histories = [r.valid_history for r in self.results if r.label == spec.label and r.valid_history]
-            if not histories:
+            if spec.label not in curves:
                 continue
             colour = colours(number % colours.N)
-            shortest, longest = min(map(len, histories)), max(map(len, histories))
-            padded = np.full((len(histories), longest), np.nan)
-            for row, history in zip(padded, histories, strict=True):
-                row[:len(history)] = history
-            mean = np.nanmean(padded, axis=0)
-            rounds = np.arange(1, longest + 1)
-            axes.plot(rounds[:shortest], mean[:shortest], color=colour, label=spec.label)
-            if longest > shortest:
-                stopped_early = True
-                axes.plot(rounds[shortest - 1:], mean[shortest - 1:], color=colour, alpha=0.35, linewidth=0.8)
-                ends = np.array(sorted({len(h) for h in histories if len(h) < longest}))
-                axes.plot(ends, mean[ends - 1], "x", color=colour, alpha=0.6)
+            mean, ends = curves[spec.label]
+            axes.plot(np.arange(1, mean.size + 1), mean, color=colour, label=spec.label)
+            axes.plot(ends, mean[ends - 1], "x", color=colour, alpha=0.7)
+        stopped_early = any(ends.size for _, ends in curves.values())
         runs = len({(r.split, r.repeat) for r in self.results})
         axes.set_xlabel("boosting round")
         axes.set_ylabel(f"validation {metric}, mean over {runs} run(s)")
         title = Path(self.dataset).name
         if stopped_early:
-            title += ("\nsolid: mean over all runs; faint: mean over the runs still training "
-                      "(x: a run stopped early)")
+            title += "\nx: a run stopped early; from there on it counts at its best validation value"
         axes.set_title(title, fontsize=10)
         axes.grid(alpha=0.3)
         axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -11,7 +11,7 @@ import pytest
 
 from plboost import metrics
 from plboost.data import make_synthetic
-from plboost.experiment import RunSpec, format_table, run
+from plboost.experiment import Comparison, FoldResult, RunSpec, format_table, run
 
 
 @pytest.fixture(scope="module")
@@ -689,6 +689,16 @@ def test_optional_dependencies_name_how_to_install_them(monkeypatch):
     assert failure_message(raised.value) == str(raised.value)
     with pytest.raises(ImportError, match=r"plotting needs matplotlib: pip install 'plboost\[plot\]'"):
         plotting()
+
+
+def test_validation_curves_hold_a_stopped_run_at_its_best_value():
+    spec = RunSpec()
+    runs = [FoldResult(spec.label, "Fold1", {}, 0.0, 2, [0.5, 0.6, 0.55]),
+            FoldResult(spec.label, "Fold2", {}, 0.0, 5, [0.4, 0.5, 0.6, 0.7, 0.8])]
+    mean, ends = Comparison("d", [spec], runs, "").validation_curves()[spec.label]
+    # Fold1 stopped after round 3 and keeps its best model (0.6): no jump to Fold2's 0.8 once it is alone
+    np.testing.assert_allclose(mean, [0.45, 0.55, 0.575, 0.65, 0.7])
+    assert ends.tolist() == [3]
 
 
 def test_plots_leave_matplotlib_global_state_alone(tmp_path):
