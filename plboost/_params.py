@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import tomllib
 
 #: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by
 #: PLRank's exact Newton step ("exact", LightGBM only; :mod:`plboost.engines.exact_leaves`)
@@ -98,3 +99,12 @@ def import_extra(module: str, purpose: str, install: str):
         return importlib.import_module(module)
     except ImportError as error:
         raise MissingExtra(f"{purpose} needs {module.split('.')[0]}: pip install {install}") from error
+
+
+def read_toml(path) -> dict:
+    """A TOML file as a dict; a syntax error names the file."""
+    with open(path, "rb") as handle:
+        try:
+            return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: {error}") from None

@@ -72,6 +72,17 @@ def package_versions() -> dict:
     return {"plboost": __version__, "lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}
 
 
+def environment_versions() -> dict:
+    """Versions of Python, NumPy and Numba besides :func:`package_versions`, for result files."""
+    import platform
+
+    import numba
+    import numpy
+
+    return {"python": platform.python_version(), **package_versions(), "numpy": numpy.__version__,
+            "numba": numba.__version__}
+
+
 def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
     """What differs between a record's provenance and the wanted one, as short phrases; empty when the
     record can be reused.

@@ -259,17 +259,18 @@ def study_name(dataset: str, split: str, configuration: str, repeat: int) -> str
     return f"{dataset} | {split} | {configuration} | repeat {repeat}"
 
 
-def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str, storage=None,
+def search(spec, train_trial, *, tuning: Tuning, space: SearchSpace, name: str, storage=None,
            provenance: dict | None = None, progress: bool = False, log=None):
     """Run (or continue) the study ``name`` for ``spec`` until it has ``tuning.n_trials`` finished trials;
     return the study.
 
-    ``spec`` is the configuration with its early stopping set. Trials that finished (complete or pruned)
-    count; trials left running by a killed process are reported as interrupted and not counted. A study
-    in ``storage`` whose ``provenance`` differs is deleted and started again.
+    ``spec`` is the configuration with its early stopping set. ``train_trial(trial_spec, on_round)`` trains a
+    trial's configuration on the training data with early stopping on the validation data, calling
+    ``on_round(round, validation score)`` after every round, and returns (validation NDCG@max(eval_at), trees
+    used). Trials that finished (complete or pruned) count; trials left running by a killed process are
+    reported as interrupted and not counted. A study in ``storage`` whose ``provenance`` differs is deleted
+    and started again.
     """
-    from .experiment import run
-
     optuna = import_optuna()
     # the number of trials is not part of a study's identity: a larger --tune continues the same search
     if provenance is not None and "tuning" in provenance:
@@ -292,9 +293,9 @@ def search(spec, train, valid, *, tuning: Tuning, space: SearchSpace, name: str,
             if trial.should_prune():
                 raise optuna.TrialPruned(f"validation {metric} {value:.4f} below the median at round {round_}")
 
-        result = run(trial_spec, train, valid, on_round=report)
-        trial.set_user_attr("best_iteration", result.model.trees_used)
-        return result.metrics[metric]
+        value, trees_used = train_trial(trial_spec, report)
+        trial.set_user_attr("best_iteration", trees_used)
+        return value
 
     remaining = tuning.n_trials - len(finished)
     if remaining > 0:
@@ -403,6 +404,6 @@ def spaces_from_toml(table: dict, where: str) -> dict:
 def load_overrides(path) -> dict:
     """The search-space overrides of a comparison's TOML config (its ``[tune]`` table; see
     :func:`spaces_from_toml`); {} when it has none."""
-    from .experiment import read_toml
+    from ._params import read_toml
 
     return spaces_from_toml(read_toml(path).get("tune", {}), str(path))

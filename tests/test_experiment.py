@@ -492,10 +492,10 @@ def test_per_query_and_significance_files_agree_with_scipy(two_datasets, tmp_pat
 
 @pytest.mark.engine
 def test_kernels_are_warmed_before_the_timed_runs_and_reported_apart(two_datasets, monkeypatch):
-    import plboost.experiment as experiment
+    from plboost.experiment import running
 
     alpha, _ = two_datasets
-    monkeypatch.setattr(experiment, "_WARMED", set())  # as in a new process
+    monkeypatch.setattr(running, "_WARMED", set())  # as in a new process
     specs = [_cli_spec("plrank,leaf_values=exact"), _cli_spec("umart")]
     first = compare(specs, find_layout(alpha))
     assert list(first.warm_up_seconds) == [spec.label for spec in specs]

@@ -44,10 +44,10 @@ def test_the_same_seed_gives_the_same_trials_and_another_seed_others(folds):
 def test_the_test_file_is_not_read_during_the_search(folds, monkeypatch):
     import plboost.data
     import plboost.data.svmlight
-    import plboost.experiment
+    import plboost.experiment.comparison
 
     events = []
-    original_load, original_run = plboost.data.svmlight.load_svmlight, plboost.experiment.run
+    original_load, original_run = plboost.data.svmlight.load_svmlight, plboost.experiment.comparison.run
 
     def spy_load(path, **kwargs):
         events.append(("load", str(path)))
@@ -59,7 +59,7 @@ def test_the_test_file_is_not_read_during_the_search(folds, monkeypatch):
 
     monkeypatch.setattr(plboost.data.svmlight, "load_svmlight", spy_load)
     monkeypatch.setattr(plboost.data, "load_svmlight", spy_load)
-    monkeypatch.setattr(plboost.experiment, "run", spy_run)
+    monkeypatch.setattr(plboost.experiment.comparison, "run", spy_run)
     specs = [parse_run("plrank", DEFAULTS), parse_run("urank", DEFAULTS)]
     compare(specs, find_layout(folds), tune=Tuning(3), load_options={"cache": False})
     test_path = str(find_layout(folds).splits[0].test)
@@ -71,9 +71,9 @@ def test_the_test_file_is_not_read_during_the_search(folds, monkeypatch):
 
 
 def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkeypatch):
-    import plboost.experiment
+    import plboost.experiment.comparison
 
-    original_run, calls = plboost.experiment.run, []
+    original_run, calls = plboost.experiment.comparison.run, []
 
     def interrupted(spec, train, valid=None, test=None, **kwargs):
         calls.append(spec)
@@ -82,10 +82,10 @@ def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkey
         return original_run(spec, train, valid, test, **kwargs)
 
     spec = parse_run("plrank", DEFAULTS)
-    monkeypatch.setattr(plboost.experiment, "run", interrupted)
+    monkeypatch.setattr(plboost.experiment.comparison, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5))
-    monkeypatch.setattr(plboost.experiment, "run", original_run)
+    monkeypatch.setattr(plboost.experiment.comparison, "run", original_run)
     lines = []
     result = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5), log=lines.append)
     trials = {row["trial"]: row for row in result.tuning_rows}

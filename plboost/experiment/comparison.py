@@ -1,0 +1,233 @@
+"""The comparison loop: :func:`compare` trains and evaluates every configuration on every split of a benchmark
+(tuning first when asked), reusing what its output directory holds."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from .. import engines
+from ..data import OutOfCoreData, RankingData, load_splits
+from ..data.out_of_core import predict_scores
+from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
+from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
+from .planning import PlannedRun, _add_earlier_runs, plan_runs, table_protocol
+from .reports import _count
+from .results import Comparison, FoldResult
+from .running import _jsonable, evaluate_scores, evaluation_spec, run, warm_up
+from .spec import RunSpec
+
+
+def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resume=True, progress=False, log=None,
+            load_options=None, tune=None) -> Comparison:
+    """Train every configuration of ``specs`` on every split of ``layout`` and evaluate on its test file.
+
+    Parameters
+    ----------
+    specs : list of RunSpec
+        The configurations; their evaluation conventions must agree.
+    layout : plboost.data.layouts.Layout
+        The benchmark (see :func:`plboost.data.layouts.find_layout`).
+    splits : list of str, optional
+        Names of the splits to use (e.g. ``["Fold1", "Fold2"]``); default all.
+    repeats : int
+        Train each configuration on each split this many times, repeat ``r`` with the engine's seed and the
+        objective's seed (where it has one) shifted by ``r``.
+    out_dir : path, optional
+        Where each run's record (``runs/<objective>_<engine>_<key>/<split>.json``, see :func:`record_path_of`) and test
+        predictions (``.npy``) are kept. With ``resume``, a run whose record has the same provenance (data
+        contents, configuration, versions) is reused; any other record is replaced by a new run. Runs
+        recorded there earlier for the same data and evaluation conventions, under configurations not in
+        ``specs``, join the comparison when they were made under its protocol (:func:`table_protocol`: rounds,
+        early stopping, learning rate and leaves unless a configuration sets its own, seed, repeats, tuning
+        budget and seed, metric settings); the others are named in :attr:`Comparison.left_out` and the header.
+    log : callable, optional
+        Called with a line of text after each run.
+    load_options : dict, optional
+        Options for :func:`plboost.data.load_splits` (e.g. ``cache``, ``progress``; ``out_of_core`` True, False or
+        None to read the files out of core, in memory, or as the memory available allows, and
+        ``memory_budget_bytes``).
+    tune : plboost.tuning.Tuning, optional
+        Tune every configuration on every split with the same budget before testing it (see
+        :mod:`plboost.tuning`); the test file of a split is read only after all its searches ended.
+    """
+    specs, chosen = _checked_comparison(specs, layout, splits, repeats)
+    spaces = _check_tuning(tune, specs, chosen, layout)
+    protocol = table_protocol(specs, repeats, tune)
+    planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
+                        protocol=protocol)
+    dataset_name = Path(layout.directory).name or str(layout.directory)
+    results, conventions, tuning_rows, warm = [], "", [], {}
+    for split in chosen:
+        items = [p for p in planned if p.split is split]
+        data = None
+        if tune is not None:
+            data = _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows,
+                                 load_options=load_options, progress=progress, log=log)
+        for item in items:
+            where = f"{split.name} {item.spec.label}" + (f" repeat {item.spec.repeat}" if repeats > 1 else "")
+            if item.action == "reuse":
+                results.append(replace(FoldResult.from_dict(item.record), label=item.spec.label))
+                conventions = item.record["conventions"]
+                if log:
+                    log(f"{where}: reused ({item.path})")
+                continue
+            if data is None:
+                data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
+            warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
+            fold, conventions = _run_and_record(item, *data, progress=progress)
+            results.append(fold)
+            if log:
+                redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
+                log(f"{where}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
+                    f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
+    comparison = Comparison(str(layout.directory), specs, results, conventions, tuning_rows=tuning_rows,
+                            tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"),
+                            protocol=protocol, warm_up_seconds={k: v for k, v in warm.items() if v > 0})
+    for item in planned:
+        comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
+        for reason in item.reasons:
+            key = reason.split(" (")[0] if "file" in reason else reason
+            comparison.redo_reasons[key] = comparison.redo_reasons.get(key, 0) + 1
+    if out_dir is not None:
+        _add_earlier_runs(comparison, out_dir, chosen, planned, log)
+    return comparison
+
+
+def dataset_outputs(layouts, out_dir=None) -> list[tuple[str, Path | None]]:
+    """For a comparison over several datasets: each one's name (its directory's, by which results are matched
+    across datasets, so two alike are refused) and output directory (``out_dir``, or with several datasets its
+    subdirectory of that name; None without ``out_dir``)."""
+    names = [Path(layout.directory).name for layout in layouts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two datasets have the same directory name ({', '.join(names)}); results are matched "
+                         "by it")
+    if out_dir is None:
+        return [(name, None) for name in names]
+    return [(name, Path(out_dir) / name if len(names) > 1 else Path(out_dir)) for name in names]
+
+
+def _check_tuning(tune, specs, splits, layout) -> dict | None:
+    """The search space of every configuration, or None without tuning; refuses splits without validation."""
+    if tune is None:
+        return None
+    import_optuna()
+    missing = [split.name for split in splits if split.valid is None]
+    if missing:
+        raise ValueError(f"tuning needs a validation file for every split; {layout.directory} has none for "
+                         f"{', '.join(missing)} (the search must not see the test file)")
+    return {spec.label: search_space(spec, tune.overrides) for spec in specs}
+
+
+def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows, *, load_options, progress, log):
+    """Search every configuration of ``items`` on ``split`` (training and validation files only), set each
+    item's ``trained_spec`` to its best trial, then load the test file: returns (train, valid, test)."""
+    todo = [item for item in items if item.action != "reuse"]
+    storage = storage_url(out_dir) if out_dir is not None else None
+    train = valid = None
+    for item in items:
+        spec = _tuning_spec(item.spec, tune)
+        name = study_name(dataset_name, split.name, f"{spec.objective} [{spec.engine}] #{spec.key}", spec.repeat)
+        metric = f"NDCG@{max(spec.eval_at)}"
+        if item in todo:
+            if train is None:
+                train, valid = load_splits(split.train, split.valid, **(load_options or {}))
+            if log:
+                log(f"{split.name} {spec.label}: searching, {tune.n_trials} trial(s)")
+            seeded = replace(tune, seed=tune.seed + spec.repeat)
+            study = search(spec, _trial_trainer(train, valid, metric), tuning=seeded, space=spaces[spec.label],
+                           name=name, storage=storage, provenance=item.provenance, progress=progress, log=log)
+            best = best_trial(study, tune.n_trials)
+            item.trained_spec = apply_params(spec, spaces[spec.label], best.params)
+            item.tuned = {"params": best.params, "trial": best.number, "validation": best.value, "metric": metric}
+        elif storage is not None:
+            study = _load_study(name, storage)
+            if study is None:
+                continue
+        tuning_rows += trial_rows(study, dataset=dataset_name, split=split.name, configuration=spec.label,
+                                  repeat=spec.repeat, metric=f"validation {metric}")
+    if train is None:
+        return None
+    (test,) = load_splits(split.test, **(load_options or {}))
+    return train, valid, _with_width(test, train.n_features)
+
+
+def _trial_trainer(train, valid, metric: str):
+    """The function :func:`plboost.tuning.search` trains a trial with: (validation ``metric``, trees used)."""
+    def train_trial(spec: RunSpec, on_round):
+        result = run(spec, train, valid, on_round=on_round)
+        return result.metrics[metric], result.model.trees_used
+
+    return train_trial
+
+
+def _tuning_spec(spec: RunSpec, tune) -> RunSpec:
+    return spec if spec.early_stopping else replace(spec, early_stopping=tune.early_stopping)
+
+
+def _load_study(name, storage):
+    optuna = import_optuna()
+    try:
+        return optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return None
+
+
+def _with_width(data, width: int):
+    """``data`` with exactly ``width`` feature columns: widened with zeros, or cut where it has features the
+    training files lack (all-zero columns of the training data, which no tree splits on)."""
+    if data.n_features <= width:
+        return data.widen(width)
+    if isinstance(data, OutOfCoreData):
+        return data.with_width(width)
+
+    return RankingData(data.X[:, :width], data.labels, data.qids, data.offsets, data.source)
+
+
+def _checked_comparison(specs, layout, splits, repeats):
+    specs = list(specs)
+    if not specs:
+        raise ValueError("nothing to compare: give at least one configuration")
+    first = {}
+    for number, spec in enumerate(specs, 1):
+        earlier = first.setdefault(spec.key, (number, spec.label))
+        if earlier[0] != number:
+            raise ValueError(f"configuration #{number} ({spec.label}) is configuration #{earlier[0]} ({earlier[1]}) "
+                             "again: the same objective, parameters (defaults included) and settings; give it once")
+    if len({s.label for s in specs}) != len(specs):
+        raise ValueError("two configurations have the same label; give them different parameters or engines")
+    if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
+        raise ValueError("all configurations of a comparison must use the same evaluation conventions")
+    if int(repeats) < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    for spec in specs:  # unknown names and bad parameters fail now, not after hours of training
+        engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
+    chosen = list(layout.splits)
+    if splits:
+        known = {s.name: s for s in layout.splits}
+        missing = [name for name in splits if name not in known]
+        if missing:
+            raise ValueError(f"unknown splits {missing}; {layout.directory} has {sorted(known)}")
+        chosen = [known[name] for name in splits]
+    return specs, chosen
+
+
+def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> tuple[FoldResult, str]:
+    result = run(item.trained_spec or item.spec, train, valid, test, progress=progress)
+    scores = predict_scores(result.model, test)
+    per_query, _ = evaluate_scores(scores, test, evaluation_spec(item.spec, train, valid, test), per_query=True)
+    fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
+                      result.model.trees_used, [float(v) for v in result.model.valid_history],
+                      repeat=item.spec.repeat, best_iteration=result.model.best_iteration,
+                      qids=test.qids.tolist(), per_query={name: values.tolist() for name, values in per_query.items()})
+    if item.path is not None:
+        fold.predictions = str(save_array_atomic(item.path.with_suffix(".npy"), scores))
+        record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
+                  "engine_params": _jsonable(result.model.engine_params),
+                  "objective_params": _jsonable(result.model.objective_params), "versions": environment_versions()}
+        if item.protocol is not None:
+            record["protocol"] = item.protocol
+        if item.tuned is not None:
+            record["tuned"] = {**item.tuned, "spec": normalized(asdict(item.trained_spec))}
+        write_json_atomic(item.path, record)
+    return fold, result.conventions

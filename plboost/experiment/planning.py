@@ -1,0 +1,210 @@
+"""Planning a comparison's runs from its output directory: which records to reuse, redo or run anew
+(:func:`plan_runs`, provenance), the table's protocol, and which runs recorded earlier join the table."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from ..records import (UnreadableRecord, data_provenance, normalized, package_versions, read_record,
+                       stale_reasons)
+from .results import Comparison, FoldResult
+from .spec import RunSpec, _plain, _shown
+
+
+@dataclass
+class PlannedRun:
+    """What :func:`compare` does for one configuration, split and repeat: ``"new"`` (no record), ``"reuse"``
+    (a record with the same provenance) or ``"redo"`` (a record that differs, for ``reasons``)."""
+
+    spec: RunSpec
+    split: object
+    path: Path | None
+    action: str
+    reasons: list = field(default_factory=list)
+    record: dict | None = None
+    provenance: dict | None = None
+    #: with tuning: the best trial's configuration, which is trained and tested, and what the search found
+    trained_spec: RunSpec | None = None
+    tuned: dict | None = None
+    #: the protocol of the comparison that asked for the run (recorded with it; see :func:`table_protocol`)
+    protocol: dict | None = None
+
+
+def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
+              spaces=None, protocol=None) -> list[PlannedRun]:
+    """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
+    ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
+    it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
+    configurations), the tuning settings and search space are part of the provenance."""
+    planned = []
+    for split in splits:
+        data = data_provenance(split) if out_dir is not None else None
+        for spec in specs:
+            for repeat in range(int(repeats)):
+                spec_r = replace(spec, repeat=repeat)
+                if out_dir is None:
+                    provenance = None if tune is None else {"tuning": tune.provenance(spaces[spec.label])}
+                    planned.append(PlannedRun(spec_r, split, None, "new", provenance=provenance))
+                    continue
+                path = record_path_of(out_dir, spec, split.name, repeat)
+                wanted = run_provenance(spec_r, data)
+                if tune is not None:
+                    wanted["tuning"] = tune.provenance(spaces[spec.label])
+                item = PlannedRun(spec_r, split, path, "new", provenance=wanted, protocol=protocol)
+                planned.append(item)
+                if not path.exists():
+                    continue
+                try:
+                    record = read_record(path)
+                except UnreadableRecord as error:
+                    warnings.warn(f"{error}; the run is recomputed", RecordWarning, stacklevel=2)
+                    item.action, item.reasons = "redo", ["unreadable record"]
+                    continue
+                reasons = stale_reasons(record.get("provenance"), wanted)
+                if not resume:
+                    reasons = ["--no-resume"]
+                item.action, item.reasons = ("redo", reasons) if reasons else ("reuse", [])
+                item.record = None if reasons else record
+    return planned
+
+
+class RecordWarning(UserWarning):
+    """A run record in a comparison's output directory cannot be used; the run is recomputed."""
+
+
+def run_provenance(spec: RunSpec, data: dict) -> dict:
+    """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
+    return {"data": data, "spec": normalized(asdict(spec)), "versions": package_versions()}
+
+
+#: the run settings a table's configurations share unless one sets its own; with the repeats and the tuning
+#: settings, the table's protocol
+PROTOCOL_SETTINGS = ("rounds", "early_stopping", "learning_rate", "num_leaves", "seed", "eval_at", "no_relevant",
+                     "g_max")
+
+
+def table_protocol(specs, repeats: int = 1, tune=None) -> dict:
+    """The protocol of a table of ``specs``: each of :data:`PROTOCOL_SETTINGS` at the value most configurations
+    share (the first one's on a tie; a configuration with another value sets its own), the number of repeats, and
+    the tuning budget and seeds (None without tuning). Runs recorded under another protocol never join the table.
+
+    >>> table_protocol([RunSpec(rounds=40), RunSpec(objective="lambdarank", rounds=40, learning_rate=0.05)])["rounds"]
+    40
+    """
+    protocol = {}
+    for name in PROTOCOL_SETTINGS:
+        values = [_plain(getattr(spec, name)) for spec in specs]
+        protocol[name] = max(values, key=values.count)  # the first of the most common
+    protocol["repeats"] = int(repeats)
+    protocol["tuning"] = None if tune is None else tune.settings()
+    return protocol
+
+
+def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[str]:
+    """How the protocol a run was recorded under (its ``protocol``, else its configuration's settings) differs
+    from ``protocol``, e.g. ``["rounds 3 (this table: 40)"]``. A setting in which the run's configuration
+    differed from its own protocol was its own and is part of its identity, not of the protocol."""
+    recorded = record.get("protocol") or {}
+    differences = []
+    for name in PROTOCOL_SETTINGS:
+        value = _plain(getattr(spec, name))
+        if name in recorded and recorded[name] != value:
+            continue  # the configuration's own setting
+        if value != protocol[name]:
+            differences.append(f"{name.replace('_', ' ')} {_shown(value)} (this table: {_shown(protocol[name])})")
+    tuning = (record.get("provenance") or {}).get("tuning")
+    tuning = None if tuning is None else {name: v for name, v in tuning.items() if name != "space"}
+    if _plain(tuning) != _plain(protocol.get("tuning")):
+        differences.append(f"tuning {_shown_tuning(tuning)} (this table: {_shown_tuning(protocol.get('tuning'))})")
+    return differences
+
+
+def _shown_tuning(tuning: dict | None) -> str:
+    if not tuning:
+        return "none"
+    return ", ".join(f"{name.replace('_', ' ')} {_shown(value)}" for name, value in tuning.items())
+
+
+def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> None:
+    """Add the runs recorded in ``out_dir`` for the same data files and conventions under configurations
+    that this comparison did not run, when they were made under the comparison's protocol (its first
+    ``repeats`` repeats); name those left out in :attr:`Comparison.left_out`."""
+    current = {item.path for item in planned}
+    data = {item.split.name: item.provenance["data"] for item in planned}
+    contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
+    earlier, found, left_out = {}, {}, {}
+    asked = {spec.key for spec in comparison.specs}
+    repeats = int(comparison.protocol.get("repeats", 1)) if comparison.protocol else 1
+    for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
+        if path in current:
+            continue
+        try:
+            record = read_record(path)
+        except UnreadableRecord as error:
+            warnings.warn(f"{error}; left out", RecordWarning, stacklevel=3)
+            continue
+        provenance = record.get("provenance") or {}
+        recorded_data = provenance.get("data") or {}
+        if record.get("split") not in contents:
+            continue
+        if {role: (d or {}).get("content") for role, d in recorded_data.items()} != contents[record["split"]]:
+            continue
+        if comparison.conventions and record.get("conventions") != comparison.conventions:
+            if log:
+                log(f"{path}: left out (other evaluation conventions)")
+            continue
+        try:
+            spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"].get("eval_at") or ())})
+        except (TypeError, ValueError) as error:
+            warnings.warn(f"{path}: the recorded configuration cannot be used ({error}); left out", RecordWarning,
+                          stacklevel=3)
+            continue
+        if comparison.metric_names and sorted(record["metrics"]) != sorted(comparison.metric_names):
+            warnings.warn(f"{path}: recorded with other metrics ({', '.join(record['metrics'])}); left out",
+                          RecordWarning, stacklevel=3)
+            continue
+        if spec.key in asked:
+            continue  # the records of a configuration asked for again, perhaps written another way
+        differences = protocol_differences(record, spec, comparison.protocol) if comparison.protocol else []
+        if differences:
+            left_out.setdefault(f"{spec.label}: another protocol ({', '.join(differences)})", path.parent)
+            continue
+        if spec.label in comparison.labels or (spec.label in earlier and earlier[spec.label].key != spec.key):
+            left_out.setdefault(f"{spec.label}: recorded under other settings with the same label", path.parent)
+            continue  # the table could not tell them apart
+        if record.get("repeat", 0) >= repeats:
+            continue  # the table's runs are repeats 0 to repeats - 1
+        earlier.setdefault(spec.label, spec)
+        found.setdefault(spec.label, []).append(replace(FoldResult.from_dict(record), label=spec.label))
+    for label in list(earlier):
+        runs = {(result.split, result.repeat) for result in found[label]}
+        missing = sorted(set(contents) - {split for split, _ in runs})
+        complete = [r for r in range(repeats) if all((split, r) in runs for split in contents)]
+        if missing:  # the tests pair queries: every configuration of a table covers the same splits and repeats
+            warnings.warn(f"{label}: recorded earlier in {out_dir} without a usable record on {', '.join(missing)}; "
+                          "left out", RecordWarning, stacklevel=3)
+        elif len(complete) < repeats:
+            left_out[f"{label}: another protocol (repeats {len(complete)} (this table: {repeats}))"] = (
+                record_path_of(out_dir, earlier[label], "").parent)
+        else:
+            comparison.results += found[label]
+            continue
+        del earlier[label]
+    comparison.specs = list(comparison.specs) + list(earlier.values())
+    comparison.earlier = list(earlier)
+    comparison.left_out = list(left_out)
+    if log:
+        for reason, folder in left_out.items():
+            log(f"{folder}: left out ({reason})")
+
+
+def record_path_of(out_dir, spec: RunSpec, split: str, repeat: int = 0) -> Path:
+    """Where :func:`compare` keeps the record of configuration ``spec`` on ``split`` (repeat ``repeat``):
+    ``runs/<objective>_<engine>_<key>/``, by :attr:`RunSpec.key`, so that the same configuration written
+    another way (parameters in another order, a default given, a tuple for a list) finds its records."""
+    name = f"{split}.json" if repeat == 0 else f"{split}.repeat{repeat}.json"
+    folder = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{spec.objective}_{spec.engine}").strip("_") + f"_{spec.key}"
+    return Path(out_dir) / "runs" / folder / name

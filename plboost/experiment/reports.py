@@ -1,0 +1,209 @@
+"""Reports of a comparison (:class:`plboost.experiment.results.Comparison`): its header and Markdown tables,
+the CSV/JSON result files and the validation plot. Each function takes the comparison as its first argument."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._params import TABLE_METRICS, import_extra
+from ..records import environment_versions
+from ..significance import marker
+from ..tuning import TUNING_COLUMNS
+
+
+def table(comparison, metric_names=TABLE_METRICS, significance=None, alpha: float = 0.05) -> str:
+    """A Markdown table: mean ± std over splits per configuration (with repeats, ``/`` the std over
+    seeds), a significance marker where ``significance`` (from :meth:`significance`) has one,
+    training seconds and trees used."""
+    metric_names = [m for m in metric_names if m in comparison.metric_names]
+    marks = {}
+    if significance is not None and len(significance):
+        chosen = significance[significance["test"] == significance["test"].iloc[0]]
+        for item in chosen.itertuples():
+            marks[(item.configuration, item.metric)] = marker(item.mean_difference, item.p_adjusted, alpha)
+    rows = []
+    for row in comparison.summary():
+        cells = {"configuration": row["configuration"]}
+        for name in metric_names:
+            text = f"{row[name]:.4f}"
+            if row["splits"] > 1:
+                text += f" ± {row[name + ' std']:.4f}"
+            if row["repeats"] > 1:
+                text += f" / {row[name + ' seed std']:.4f}"
+            mark = marks.get((row["configuration"], name), "")
+            cells[name] = f"{text} {mark}" if mark else text
+        cells["seconds"] = f"{row['seconds']:.2f}"
+        cells["trees"] = f"{row['trees']:.0f}"
+        rows.append(cells)
+    return format_table(rows, ["configuration", *metric_names, "seconds", "trees"])
+
+
+def header(comparison) -> str:
+    splits = list(dict.fromkeys(r.split for r in comparison.results))
+    repeats = comparison.repeats
+    where = ("at the best validation iteration (early stopping)"
+             if comparison.tuning or any(s.early_stopping for s in comparison.specs) else "after the last round")
+    spread = "mean ± std over splits" + (f" / std over {repeats} seeds" if repeats > 1 else "")
+    text = (f"{comparison.dataset}: {len(comparison.specs)} configuration(s) x {len(splits)} split(s) "
+            f"({', '.join(splits)})"
+            f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
+            f"{comparison.conventions}")
+    queries = comparison.test_queries()
+    if queries is not None:
+        count = {"one": "count as 1 in NDCG and MAP, 0 in ERR", "zero": "count as 0",
+                 "exclude": "are left out of every mean"}[comparison.specs[0].no_relevant]
+        text += (f"\n{queries[0]} test queries, {queries[1]} ({queries[1] / max(queries[0], 1):.0%}) of them "
+                 f"without a relevant document (label >= 1), which {count} (--no-relevant)")
+    if comparison.specs and comparison.specs[0].g_max is None:
+        text += "; ERR's g_max is the data's largest label (--g-max sets it)"
+    if comparison.tuning:
+        text += f"\n{comparison.tuning}"
+    if comparison.protocol:
+        text += f"\nprotocol: {describe_protocol(comparison.protocol)}"
+    if comparison.warm_up_seconds:
+        each = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in comparison.warm_up_seconds.items())
+        text += (f"\nseconds: training time only; compiling or loading kernels before the first run took "
+                 f"{sum(comparison.warm_up_seconds.values()):.1f} s ({each})")
+    if comparison.earlier:
+        text += (f"\n(also in the table: {len(comparison.earlier)} configuration(s) recorded earlier in the output "
+                 f"directory for the same data under the same protocol: {', '.join(comparison.earlier)})")
+    if comparison.left_out:
+        text += (f"\n(left out: {len(comparison.left_out)} configuration(s) recorded earlier in the output directory "
+                 f"for the same data: {'; '.join(comparison.left_out)})")
+    return text
+
+
+def runs_line(comparison) -> str:
+    """How many runs were reused, redone (and why) and trained anew, in one line."""
+    counts = {action: comparison.runs.get(action, 0) for action in ("reuse", "redo", "new")}
+    text = (f"{comparison.dataset_name}: {sum(counts.values())} run(s): {counts['reuse']} reused from records, "
+            f"{counts['redo']} redone, {counts['new']} new")
+    if comparison.redo_reasons:
+        reasons = "; ".join(f"{reason} ({n})" for reason, n in comparison.redo_reasons.items())
+        text += f" (redone because: {reasons})"
+    return text
+
+
+def save(comparison, directory, significance=None) -> dict:
+    """Write ``results.csv`` (one row per configuration, split and repeat), ``summary.csv``,
+    ``results.json``, ``per_query.csv`` and, when given, ``significance.csv``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    metric_names = comparison.metric_names
+    with open(directory / "results.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["configuration", "dataset", "split", "repeat", *metric_names, "train_seconds",
+                         "trees_used"])
+        for r in comparison.results:
+            writer.writerow([r.label, comparison.dataset_name, r.split, r.repeat, *(r.metrics[m] for m in metric_names),
+                             r.train_seconds, r.trees_used])
+    summary = comparison.summary()
+    with open(directory / "summary.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["configuration", "dataset", *list(summary[0])[1:]])
+        writer.writeheader()
+        writer.writerows({**row, "dataset": comparison.dataset_name} for row in summary)
+    payload = {"dataset": comparison.dataset, "conventions": comparison.conventions, "versions": environment_versions(),
+               "configurations": [{"label": s.label, **asdict(s)} for s in comparison.specs],
+               "results": comparison.split_means(), "runs": [r.brief() for r in comparison.results], "summary": summary}
+    (directory / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
+    written = {name: directory / name for name in ("results.csv", "summary.csv", "results.json")}
+    comparison.per_query().to_csv(directory / "per_query.csv", index=False)
+    written["per_query.csv"] = directory / "per_query.csv"
+    if significance is not None:
+        significance.to_csv(directory / "significance.csv", index=False)
+        written["significance.csv"] = directory / "significance.csv"
+    if comparison.tuning_rows:
+        pd.DataFrame(comparison.tuning_rows, columns=list(TUNING_COLUMNS)).to_csv(directory / "tuning.csv", index=False)
+        written["tuning.csv"] = directory / "tuning.csv"
+    return written
+
+
+def plot(comparison, path, metric: str = "NDCG@10") -> Path:
+    """Validation ``metric`` against boosting round, one line per configuration: the mean over all its runs
+    (splits and repeats), a run that stopped early held at its best value from then on (the model it keeps),
+    so that every point averages the same runs; an ``x`` marks a round where a run stopped."""
+    matplotlib = plotting()
+    figure = matplotlib.figure.Figure(figsize=(10, 5.5))  # no pyplot: no global state, no backend switch
+    axes = figure.subplots()
+    colours = matplotlib.colormaps["tab20" if len(comparison.specs) > 10 else "tab10"]
+    curves = comparison.validation_curves()
+    for number, spec in enumerate(comparison.specs):
+        if spec.label not in curves:
+            continue
+        colour = colours(number % colours.N)
+        mean, ends = curves[spec.label]
+        axes.plot(np.arange(1, mean.size + 1), mean, color=colour, label=spec.label)
+        axes.plot(ends, mean[ends - 1], "x", color=colour, alpha=0.7)
+    stopped_early = any(ends.size for _, ends in curves.values())
+    runs = len({(r.split, r.repeat) for r in comparison.results})
+    axes.set_xlabel("boosting round")
+    axes.set_ylabel(f"validation {metric}, mean over {runs} run(s)")
+    title = Path(comparison.dataset).name
+    if stopped_early:
+        title += "\nx: a run stopped early; from there on it counts at its best validation value"
+    axes.set_title(title, fontsize=10)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def interval_table(comparison, significance, metric_names=TABLE_METRICS) -> str:
+    """A Markdown table of every configuration's mean difference from the baseline with its interval
+    (columns ``interval_low``/``interval_high`` of ``significance``), e.g. ``+0.0052 [-0.0011, +0.0117]``."""
+    rows = significance[significance["test"] == significance["test"].iloc[0]]
+    metric_names = [m for m in metric_names if m in set(rows["metric"])]
+    cells = {}
+    for item in rows.itertuples():
+        cells.setdefault(item.configuration, {"configuration": item.configuration})[item.metric] = (
+            f"{item.mean_difference:+.4f} [{item.interval_low:+.4f}, {item.interval_high:+.4f}]")
+    return format_table(list(cells.values()), ["configuration", *metric_names])
+
+
+def plotting():
+    """matplotlib with its :mod:`matplotlib.figure`, or :class:`plboost._params.MissingExtra` saying how to
+    install it (call before a long comparison whose plot is wanted)."""
+    import_extra("matplotlib.figure", "plotting", "'plboost[plot]'")
+    import matplotlib
+
+    return matplotlib
+
+
+def describe_protocol(protocol: dict) -> str:
+    """``protocol`` in words, for a table's header."""
+    stopping = protocol["early_stopping"]
+    words = [_count(protocol["rounds"], "round"), f"learning rate {protocol['learning_rate']:g}",
+             _count(protocol["num_leaves"], "leaf").replace("leafs", "leaves"),
+             f"early stopping after {stopping} rounds" if stopping else "no early stopping",
+             f"seed {protocol['seed']}", _count(protocol["repeats"], "repeat")]
+    tuning = protocol.get("tuning")
+    if tuning:
+        words.append(f"tuned with {_count(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
+    return ", ".join(words) + " (unless a configuration sets its own)"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def format_table(rows: list[dict], columns: list[str], *, digits: int = 4) -> str:
+    """A Markdown table of ``rows`` (dicts) restricted to ``columns``; floats get ``digits`` decimals."""
+    def cell(value) -> str:
+        if isinstance(value, (float, np.floating)):
+            return f"{value:.{digits}f}"
+        return "" if value is None else str(value)
+
+    body = [[cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(columns)]
+    def line(cells):
+        return "| " + " | ".join(text.ljust(w) for text, w in zip(cells, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(columns), rule] + [line(r) for r in body])

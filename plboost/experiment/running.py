@@ -1,0 +1,178 @@
+"""Running one configuration: train it (on this machine, or on a Dask cluster) and evaluate it
+(:func:`run`, :func:`run_dask`), with its kernels warmed first (:func:`warm_up`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from .. import engines, metrics
+from ..data import load_svmlight, make_synthetic
+from ..data.out_of_core import predict_scores
+from .._params import check_leaf_values, import_extra
+from ..engines import TrainedModel
+from ..records import environment_versions
+from .spec import RunSpec
+
+
+@dataclass
+class RunResult:
+    """A finished run: the spec, the trained model, and the metrics on the evaluation split."""
+
+    spec: RunSpec
+    model: TrainedModel
+    evaluated_on: str
+    metrics: dict
+    conventions: str
+
+    def to_dict(self) -> dict:
+        return {
+            "objective": self.spec.objective,
+            "objective_params": self.model.objective_params,
+            "engine": self.spec.engine,
+            "spec": asdict(self.spec),
+            "engine_params": _jsonable(self.model.engine_params),
+            "evaluated_on": self.evaluated_on,
+            "metrics": self.metrics,
+            "conventions": self.conventions,
+            "train_seconds": self.model.train_seconds,
+            "rounds": self.model.rounds,
+            "best_iteration": self.model.best_iteration,
+            "trees_used": self.model.trees_used,
+            "versions": environment_versions(),
+        }
+
+    def save_json(self, path) -> None:
+        with open(path, "w") as handle:
+            json.dump(self.to_dict(), handle, indent=2)
+            handle.write("\n")
+
+
+def evaluation_spec(spec: RunSpec, *datasets) -> RunSpec:
+    """``spec`` with ERR's ``g_max`` resolved: as given, else the largest label of ``datasets`` (those not None;
+    at least 1), so that ERR follows the data's label scale (MQ2008's 0-2, MSLR's 0-4)."""
+    if spec.g_max is not None:
+        return spec
+    largest = max((float(np.max(d.labels)) for d in datasets if d is not None and len(d.labels)), default=1.0)
+    return replace(spec, g_max=max(1, int(largest)))
+
+
+def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> tuple[dict, str]:
+    """Metrics of ``scores`` on ``data`` (NDCG@k and ERR@k for every k of ``spec.eval_at``, ERR, MAP); with
+    ``per_query``, an array of every query's values per metric (NaN where the conventions leave it out).
+    Without ``spec.g_max``, ERR's is ``data``'s largest label (see :func:`evaluation_spec`)."""
+    spec = evaluation_spec(spec, data)
+    result = metrics.evaluate(scores, data.labels, offsets=data.offsets, ndcg_at=spec.eval_at,
+                              err_at=spec.eval_at, no_relevant=spec.no_relevant, g_max=spec.g_max,
+                              per_query=per_query)
+    conventions = str(result.pop("conventions"))
+    if per_query:
+        return {name: np.asarray(values, dtype=np.float64) for name, values in result.items()}, conventions
+    return {name: float(value) for name, value in result.items()}, conventions
+
+
+def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, on_round=None) -> RunResult:
+    """Train ``spec`` on ``train`` (early stopping on ``valid``) and evaluate on ``test``.
+
+    The data are :class:`~plboost.data.RankingData` or, read out of core, :class:`~plboost.data.OutOfCoreData`
+    (trained and scored batch by batch; see :func:`plboost.data.load_splits`).
+
+    Without ``test`` the metrics are those of ``valid``, and without either, of ``train``;
+    :attr:`RunResult.evaluated_on` says which. ``on_round(round, validation NDCG)`` is called after every
+    boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`).
+    """
+    objective, arguments = _training_arguments(spec)
+    model = engines.train(spec.engine, objective, train, valid, **arguments, progress=progress,
+                          leaf_values=spec.leaf_values, on_round=on_round)
+    split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
+                       if d is not None)
+    evaluated = evaluation_spec(spec, train, valid, test)
+    values, conventions = evaluate_scores(predict_scores(model, data), data, evaluated)
+    return RunResult(spec, model, split, values, conventions)
+
+
+def _training_arguments(spec: RunSpec) -> tuple[object, dict]:
+    """The objective of ``spec`` and the engine's arguments for it, the same on one machine and on Dask (the
+    seeds shifted by the repeat, a built-in objective's parameters among the engine's)."""
+    objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.seeded_objective_params)
+    return objective, {"rounds": spec.rounds, "learning_rate": spec.learning_rate, "num_leaves": spec.num_leaves,
+                       "early_stopping": spec.early_stopping, "eval_at": max(spec.eval_at),
+                       "engine_params": {**builtin_params, **spec.engine_params}, "seed": spec.seed + spec.repeat}
+
+
+#: (objective, engine, leaf values) that :func:`warm_up` has run in this process
+_WARMED: set = set()
+
+
+def warm_up(spec: RunSpec) -> float:
+    """Train ``spec`` for two rounds on a tiny synthetic dataset, its own validation set, so that compiling (or
+    loading from Numba's cache) the kernels it runs (objective, exact leaves, metrics) is not counted in the
+    training time of its first real run. Returns the seconds it took: 0 when this process has run the same
+    objective, engine and leaf values before."""
+    kind = (spec.objective, spec.engine, spec.leaf_values)
+    if kind in _WARMED:
+        return 0.0
+    tiny = make_synthetic(n_queries=30, n_features=4, docs_per_query=(5, 20), seed=0)
+    start = time.perf_counter()
+    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}), tiny,
+        valid=tiny, test=tiny)
+    _WARMED.add(kind)
+    return time.perf_counter() - start
+
+
+def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_partitions: int | None = None,
+             load_options: dict | None = None) -> RunResult:
+    """Train ``spec`` on a Dask cluster and evaluate here.
+
+    ``train_sources`` are SVMlight files (one partition each) or one file split by query into
+    ``n_partitions`` (default: the cluster's workers); ``valid`` (a path) serves XGBoost's early stopping;
+    ``test`` (a path) is read here and scored with the trained model.
+    """
+    from ..engines.dask import ranking_collections, train_dask  # needs the optional dask
+
+    check_leaf_values(spec.leaf_values, spec.engine, spec.objective, dask=True)
+    options = dict(load_options or {})
+    objective, arguments = _training_arguments(spec)
+    workers = len(client.scheduler_info()["workers"])
+    train = ranking_collections(train_sources, n_partitions=n_partitions or (None if len(train_sources) > 1
+                                                                              else max(workers, 1)),
+                                client=client, load_options=options)
+    valid_data = (ranking_collections([valid], n_partitions=1, n_features=train.n_features, load_options=options)
+                  if valid is not None else None)
+    model = train_dask(spec.engine, client, objective, train, valid=valid_data, **arguments)
+    evaluated_on, path = next(((name, p) for name, p in (("test", test), ("valid", valid)) if p is not None),
+                              (None, None))
+    if path is None:
+        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
+    data = load_svmlight(path, n_features=train.n_features, **options)
+    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
+    return RunResult(spec, model, evaluated_on, values, conventions)
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, n_workers: int | None = None):
+    """A Dask client, current inside the block, of the scheduler at address ``scheduler`` or else of a local
+    cluster of ``n_workers`` single-threaded processes; both are closed on leaving."""
+    distributed = import_extra("distributed", "training on Dask", "'plboost[dask]'")
+    cluster = None
+    if scheduler:
+        client = distributed.Client(scheduler)
+    else:
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None)
+        client = distributed.Client(cluster)
+    try:
+        with client.as_current():  # any other client of this process must not receive the work
+            yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _jsonable(params: dict) -> dict:
+    return {k: v if isinstance(v, (str, int, float, bool, list, type(None))) else repr(v)
+            for k, v in params.items()}

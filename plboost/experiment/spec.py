@@ -1,0 +1,284 @@
+"""What to train: :class:`RunSpec` (a configuration), its key, and configurations read from ``--run`` text and
+TOML files."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import json
+import math
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from .. import engines, metrics
+from .._params import check_leaf_values, parse_assignment, read_toml, split_list
+from ..engines.parameters import canonical_engine_params, check_engine_params
+from ..objectives import OBJECTIVES
+
+
+@dataclass
+class RunSpec:
+    """What to train: objective and its parameters, engine, tree parameters, evaluation conventions."""
+
+    objective: str = "plrank"
+    objective_params: dict = field(default_factory=dict)
+    engine: str = "lightgbm"
+    rounds: int = 100
+    learning_rate: float = 0.1
+    num_leaves: int = 31
+    early_stopping: int | None = None
+    eval_at: tuple[int, ...] = (1, 3, 5, 10)
+    engine_params: dict = field(default_factory=dict)
+    seed: int = 0
+    no_relevant: str = "one"
+    #: ERR's maximum grade; None: the data's label scale (the largest label of the split's files, at least 1)
+    g_max: int | None = None
+    #: one of LEAF_VALUES: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves,
+    #: LightGBM only)
+    leaf_values: str = "diagonal"
+    #: repeat index: the engine's seed and the objective's own seed (where it has one) are shifted by it
+    repeat: int = 0
+
+    def __post_init__(self):
+        self.eval_at = tuple(int(k) for k in self.eval_at)
+        if not self.eval_at or min(self.eval_at) < 1:
+            raise ValueError(f"eval_at must be positive cut-offs, got {self.eval_at}")
+        for name in ("rounds", "num_leaves"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
+        metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
+        check_leaf_values(self.leaf_values, self.engine, self.objective)
+        if int(self.repeat) < 0:
+            raise ValueError(f"repeat must be >= 0, got {self.repeat}")
+        if not math.isfinite(float(self.learning_rate)):
+            raise ValueError(f"learning_rate must be a finite positive number, got {self.learning_rate}")
+        self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
+        check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
+                            run_settings=True)
+        if self.objective in engines.BUILTIN_OBJECTIVES.get(self.engine, ()):
+            check_engine_params(self.engine, self.objective_params, objective=self.objective,
+                                eval_at=max(self.eval_at), run_settings=True, what="parameter of " + self.objective)
+
+    @property
+    def seeded_objective_params(self) -> dict:
+        """The objective's parameters with its seed shifted by :attr:`repeat` (objectives with a ``seed``)."""
+        cls = OBJECTIVES.get(self.objective)
+        if not self.repeat or cls is None:
+            return dict(self.objective_params)
+        default = inspect.signature(cls.__init__).parameters.get("seed")
+        if default is None:
+            return dict(self.objective_params)
+        return {**self.objective_params, "seed": int(self.objective_params.get("seed", default.default)) + self.repeat}
+
+    @property
+    def label(self) -> str:
+        """A short name for tables, e.g. ``plrank(n_permutations=3) [lightgbm]``: the objective's parameters
+        as given, in the constructor's order (a built-in objective's by name), lists and tuples alike shown as
+        lists. Display only: :attr:`key` is the configuration's identity.
+
+        >>> RunSpec(objective_params={"n_permutations": 3, "top_k": 5}).label
+        'plrank(top_k=5, n_permutations=3) [lightgbm]'
+        """
+        params = ", ".join(f"{name}={_shown(value)}" for name, value in self._shown_params().items())
+        engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
+        return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
+
+    def _shown_params(self) -> dict:
+        cls = OBJECTIVES.get(self.objective)
+        if cls is None:
+            return dict(sorted(self.objective_params.items()))
+        signature = inspect.signature(cls.__init__).parameters
+        return {name: self.objective_params[name] for name in signature if name in self.objective_params}
+
+    @property
+    def key(self) -> str:
+        """The configuration's identity, computed from what it trains: the objective and all of its parameters
+        (defaults filled in, as the objective resolves them), the engine and its parameters under their canonical
+        names, leaf values and every run setting but the repeat; lists and tuples of the same values are equal.
+        Two specs with the same key train the same models.
+
+        >>> RunSpec(objective_params={"top_k": 10}).key == RunSpec().key
+        True
+        """
+        cls = OBJECTIVES.get(self.objective)
+        if cls is not None:
+            objective_params = cls(**self.objective_params).get_params()
+            engine_params = canonical_engine_params(self.engine, self.engine_params)
+        else:  # a built-in objective's parameters are engine parameters
+            objective_params = {}
+            engine_params = canonical_engine_params(self.engine, {**self.objective_params, **self.engine_params})
+        identity = {"objective": self.objective, "objective_params": objective_params, "engine": self.engine,
+                    "engine_params": engine_params, "leaf_values": self.leaf_values, "rounds": int(self.rounds),
+                    "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),
+                    "early_stopping": self.early_stopping, "eval_at": list(self.eval_at), "seed": int(self.seed),
+                    "no_relevant": self.no_relevant, "g_max": self.g_max}
+        text = json.dumps(_plain(identity), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plain(value):
+    """``value`` with tuples and arrays as lists and NumPy scalars as Python ones, for comparing and hashing."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _shown(value) -> str:
+    plain = _plain(value)
+    return json.dumps(plain) if isinstance(plain, list) else str(value)
+
+
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
+    """The parameters of a plboost objective, checked against its constructor before anything trains:
+    unknown names are refused with the valid ones listed, booleans accept only true/false/yes/no/1/0, and
+    text given for a number is refused naming the parameter. Returns them with booleans converted.
+
+    >>> checked_objective_params("plrank", "lightgbm", {"skip_uniform_queries": "no", "top_k": 5})
+    {'skip_uniform_queries': False, 'top_k': 5}
+    """
+    cls = OBJECTIVES.get(objective)
+    if cls is None:
+        for other, names in engines.BUILTIN_OBJECTIVES.items():
+            if objective in names and other != engine:
+                raise ValueError(f"{objective} is an objective of {other}, not {engine}: add --engine {other} "
+                                 f"(or write it {objective}@{other} in compare --run)")
+        return dict(params)
+    signature = inspect.signature(cls.__init__).parameters
+    valid = [name for name in signature if name != "self"]
+    checked = {}
+    for name, value in params.items():
+        if name not in signature:
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"unknown parameter {name!r} of {objective}{hint}; its parameters are {', '.join(valid)}")
+        kinds = {part.strip() for part in str(signature[name].annotation).split("|")}
+        checked[name] = _checked_value(objective, name, value, kinds)
+    return checked
+
+
+def _checked_value(objective: str, name: str, value, kinds: set):
+    where = f"{objective} parameter {name}={value!r}"
+    if value is None:
+        return value
+    if "bool" in kinds and not isinstance(value, bool):
+        word = str(value).strip().lower()
+        if word in _BOOLEAN_WORDS and not ({"int", "float"} & kinds and isinstance(value, (int, float))):
+            return _BOOLEAN_WORDS[word]
+        if not ({"int", "float", "str"} & kinds):
+            raise ValueError(f"{where}: expected true or false (also yes/no, 1/0)")
+    if isinstance(value, str) and "str" not in kinds and ({"int", "float", "bool"} & kinds):
+        expected = "an integer" if "int" in kinds else "a number" if "float" in kinds else "true or false"
+        raise ValueError(f"{where}: expected {expected}")
+    return value
+
+
+#: the engines' own objectives that ``compare --baselines`` adds, by engine
+BASELINES = engines.BUILTIN_OBJECTIVES
+
+
+_SPEC_FIELDS = {f.name for f in fields(RunSpec)}
+
+
+def parse_run(text: str, defaults: RunSpec) -> RunSpec:
+    """A configuration from ``objective[@engine][,key=value...]``, on top of ``defaults``.
+
+    >>> parse_run("umart@lightgbm,window=2", RunSpec()).label
+    'umart(window=2) [lightgbm]'
+    >>> parse_run("rank:ndcg@xgboost", RunSpec()).label
+    'rank:ndcg [xgboost]'
+    >>> parse_run("plrank,n_permutations=3,leaf_values=exact", RunSpec()).label
+    'plrank(n_permutations=3) [lightgbm, exact leaves]'
+
+    ``leaf_values`` is a training option, not an objective parameter. Values are read as on the command
+    line (:func:`plboost._params.parse_value`); a comma inside brackets or quotes does not end one.
+    """
+    head, *assignments = [part.strip() for part in split_list(text)]
+    objective, _, engine = head.partition("@")
+    if not objective:
+        raise ValueError(f"--run {text!r}: expected objective[@engine][,key=value...]")
+    try:
+        params = dict(parse_assignment(assignment) for assignment in assignments)
+    except ValueError as error:
+        raise ValueError(f"--run {text!r}: {error}") from None
+    options = {key: params.pop(key) for key in ("leaf_values",) if key in params}
+    return replace(defaults, objective=objective, engine=engine or defaults.engine, objective_params=params,
+                   **options)
+
+
+def with_baselines(specs, defaults: RunSpec) -> list[RunSpec]:
+    """``specs`` and, after them, the engines' own objectives (:data:`BASELINES`) of ``defaults.engine`` and of
+    every engine in ``specs``, trained with the settings of ``defaults`` and the engines' leaf values; a baseline
+    already in ``specs`` is not added again."""
+    specs = list(specs)
+    labels, keys = {spec.label for spec in specs}, {spec.key for spec in specs}
+    baselines = [replace(defaults, objective=name, engine=engine, objective_params={}, leaf_values="diagonal")
+                 for engine in sorted({spec.engine for spec in specs} | {defaults.engine})
+                 for name in BASELINES[engine]]
+    return specs + [spec for spec in baselines if spec.label not in labels and spec.key not in keys]
+
+
+def load_config(path, defaults: RunSpec) -> list[RunSpec]:
+    """Configurations from a TOML file: a ``[defaults]`` table of RunSpec fields, then ``[[run]]`` tables
+    with ``objective``, optional ``engine``, ``params`` (objective parameters) and any RunSpec field.
+
+    Example::
+
+        [defaults]
+        rounds = 1000
+        early_stopping = 50
+
+        [[run]]
+        objective = "plrank"
+        params = { top_k = 10, n_permutations = 3 }
+
+        [[run]]
+        objective = "rank:ndcg"
+        engine = "xgboost"
+    """
+    path = Path(path)
+    document = read_toml(path)
+    unknown = set(document) - {"defaults", "run", "tune"}
+    if unknown:
+        raise ValueError(f"{path}: unknown tables {sorted(unknown)}; expected [defaults], [[run]] and [tune.*] "
+                         "(search spaces, see plboost.tuning.spaces_from_toml)")
+    base = _configured(defaults, document.get("defaults", {}), f"{path} [defaults]")
+    runs = document.get("run", [])
+    if not runs:
+        raise ValueError(f"{path}: no [[run]] tables")
+    specs = []
+    for number, table in enumerate(runs, 1):
+        table = dict(table)
+        where = f"{path} [[run]] #{number}"
+        if "objective" not in table:
+            raise ValueError(f"{where}: missing 'objective'")
+        params = table.pop("params", {})
+        specs.append(_configured(base, {**table, "objective_params": dict(params)}, where))
+    return specs
+
+
+def _configured(spec: RunSpec, table: dict, where: str) -> RunSpec:
+    """``spec`` with the fields of a TOML table; a refused value names the table."""
+    fields_ = _spec_fields(table, where)
+    try:
+        return replace(spec, **fields_)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+def _spec_fields(table: dict, where: str) -> dict:
+    unknown = set(table) - _SPEC_FIELDS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; known: {sorted(_SPEC_FIELDS)}")
+    return table
