@@ -67,7 +67,8 @@ def header(comparison) -> str:
     if comparison.protocol:
         text += f"\nprotocol: {describe_protocol(comparison.protocol)}"
     if comparison.warm_up_seconds:
-        each = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in comparison.warm_up_seconds.items())
+        each = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in comparison.warm_up_seconds.items()
+                         if seconds >= 0.05) or "all from Numba's cache"
         text += (f"\nseconds: training time only; compiling or loading kernels before the first run took "
                  f"{sum(comparison.warm_up_seconds.values()):.1f} s ({each})")
     if comparison.earlier:
