@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .data.svmlight import query_file_candidates
+from .data.svmlight_parser import query_file_candidates
 
 #: the files ``plboost compare --out DIR`` writes in DIR (its run records go to ``DIR/runs/``)
 COMPARISON_FILES = ("results.json", "results.csv", "summary.csv", "per_query.csv", "significance.csv", "tuning.csv",

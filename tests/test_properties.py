@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plboost import metrics
-from plboost.data import DataFormatError, RankingData, load_svmlight, svmlight
+from plboost.data import DataFormatError, RankingData, load_svmlight, svmlight_parser
 from plboost.objectives import PLRank, UMart
 from plboost.objectives.urank import MAX_LABEL as URANK_MAX_LABEL
 
@@ -222,7 +222,7 @@ def test_loader_on_random_bytes_returns_data_or_a_format_error(tmp_path_factory,
 def test_loader_on_svmlight_like_lines_returns_data_or_a_format_error(tmp_path_factory, content, gz, dense, chunk):
     with pytest.MonkeyPatch.context() as patch:
         if chunk:
-            patch.setattr(svmlight, "_CHUNK_BYTES", chunk)
+            patch.setattr(svmlight_parser, "CHUNK_BYTES", chunk)
         _load_bytes(tmp_path_factory, gzip.compress(content) if gz else content, dense=dense, query_file=None)
 
 
@@ -263,7 +263,7 @@ def test_line_ends_and_chunks_do_not_change_what_is_read(tmp_path_factory, lines
     content = b"\xef\xbb\xbf" * bom + text
     (folder / "any.txt").write_bytes(gzip.compress(content) if gz else content)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(svmlight, "_CHUNK_BYTES", chunk)
+        patch.setattr(svmlight_parser, "CHUNK_BYTES", chunk)
         try:
             expected = load_svmlight(folder / "lf.txt", cache=False)
         except DataFormatError as error:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from plboost.data import load_svmlight, make_synthetic
-from plboost.data import svmlight as svmlight_module
+from plboost.data import svmlight_parser
 from plboost.engines import train
 from plboost.objectives import PLRank, UMart
 
@@ -75,15 +75,15 @@ def test_large_files_are_read_in_chunks_with_progress(tmp_path, monkeypatch, cap
     path = data.save_svmlight(tmp_path / "big.txt.gz")
     whole = load_svmlight(path, cache=False)
     chunks = []
-    original = svmlight_module._read_chunks
+    original = svmlight_parser.read_chunks
 
     def counting(*args, **kwargs):
         for chunk in original(*args, **kwargs):
             chunks.append(len(chunk[0]))
             yield chunk
 
-    monkeypatch.setattr(svmlight_module, "_CHUNK_BYTES", 64 << 10)
-    monkeypatch.setattr(svmlight_module, "_read_chunks", counting)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(svmlight_parser, "read_chunks", counting)
     streamed = load_svmlight(path, cache=False, progress=True)
     assert len(chunks) > 20 and max(chunks) < (64 << 10) + 10_000
     np.testing.assert_array_equal(streamed.X, whole.X)

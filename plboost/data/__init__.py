@@ -1,9 +1,17 @@
 """Ranking data: SVMlight/LETOR files (with an on-disk cache of parsed files, and out-of-core chunk files for data
-larger than memory) and synthetic data."""
+larger than memory) and synthetic data.
+
+The modules, each on the ones before it: :mod:`~plboost.data.ranking_data` (the in-memory dataset),
+:mod:`~plboost.data.svmlight_parser` (the text parser and its errors), :mod:`~plboost.data.svmlight` (the in-memory
+loader), :mod:`~plboost.data.out_of_core` (data on disk, the choice between memory and disk, and files loaded
+together); beside them :mod:`~plboost.data.cache` (parsed files kept on disk) and :mod:`~plboost.data.synthetic`.
+"""
 
 from .cache import clear_cache
-from .out_of_core import OutOfCoreData, load_out_of_core
-from .svmlight import DataFormatError, RankingData, load_splits, load_svmlight
+from .out_of_core import OutOfCoreData, load_out_of_core, load_splits
+from .ranking_data import RankingData
+from .svmlight import load_svmlight
+from .svmlight_parser import DataFormatError
 from .synthetic import make_synthetic, write_synthetic_splits
 
 __all__ = ["DataFormatError", "OutOfCoreData", "RankingData", "clear_cache", "load_out_of_core", "load_splits",

@@ -17,7 +17,9 @@ keeps its quantised pages on disk). ``docs/out_of_core.md`` has the memory model
 training.
 
 :func:`choose_out_of_core` decides, for ``out_of_core=None``, whether files fit in memory, from an estimate
-of their dense size made from the first chunk of each file.
+of their dense size made from the first chunk of each file; :func:`load_splits` loads files used together
+(train, validation, test) in memory (:func:`plboost.data.load_svmlight`) or out of core as asked or chosen, to
+one width, and :func:`training_data` gives the engines' training helpers their data, from paths or as given.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ import numpy as np
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries
 from . import _svmlight_kernels as _kernels
 from . import cache as _cache
-from . import svmlight as _svmlight
-from .svmlight import DataFormatError, RankingData
+from . import svmlight, svmlight_parser
+from .ranking_data import RankingData
+from .svmlight_parser import DataFormatError
 
 #: default largest batch of dense rows handed to an engine at once (and written at once when parsing)
 DEFAULT_MEMORY_BUDGET = 256 << 20
@@ -106,14 +109,14 @@ def estimate_dense(path, *, n_features: int | None = None, dtype=np.float32, zer
     path = Path(path)
     itemsize = np.dtype(dtype).itemsize
     size = path.stat().st_size
-    head, consumed, at_end = _head(path, _svmlight._CHUNK_BYTES)
-    if head.startswith(_svmlight._UTF8_BOM):
-        head = head[len(_svmlight._UTF8_BOM):]
+    head, consumed, at_end = _head(path, svmlight_parser.CHUNK_BYTES)
+    if head.startswith(svmlight_parser.UTF8_BOM):
+        head = head[len(svmlight_parser.UTF8_BOM):]
     text = head
     if not at_end:
         cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
         text = head[:cut + 1] if cut >= 0 else head
-    docs = _svmlight._read_documents(_svmlight._with_lf(text), 1, np.dtype(dtype))
+    docs = svmlight_parser.read_documents(svmlight_parser.with_lf(text), 1, np.dtype(dtype))
     rows = int(docs.labels.size)
     width = n_features or (int(docs.indices.max()) + int(zero_based) if docs.indices.size else 0)
     if at_end:
@@ -127,7 +130,7 @@ def _head(path: Path, limit: int) -> tuple[bytes, int, bool]:
     bytes for gzip, counted exactly), and whether they are the whole text. A damaged gzip stream ends the
     text where it breaks."""
     with open(path, "rb") as raw:
-        if raw.read(2) != _svmlight._GZIP_MAGIC:
+        if raw.read(2) != svmlight_parser.GZIP_MAGIC:
             raw.seek(0)
             head = raw.read(limit)
             return head, len(head), not raw.read(1)
@@ -618,14 +621,14 @@ def load_out_of_core(path, *, n_features: int | None = None, dtype=np.float32, z
     OutOfCoreData
     """
     path = Path(path)
-    _svmlight._check_is_file(path, "ranking data file")
+    svmlight_parser.check_is_file(path, "ranking data file")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
     budget = _checked_budget(memory_budget_bytes)
-    query_path = _svmlight._find_query_file(path, query_file)
+    query_path = svmlight_parser.find_query_file(path, query_file)
 
     def current_key() -> str:
         options = dict(n_features=n_features, dense=True, dtype=dtype.str, zero_based=zero_based, max_label=max_label,
@@ -680,14 +683,14 @@ def load_out_of_core(path, *, n_features: int | None = None, dtype=np.float32, z
 
 def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_features, dtype, zero_based,
                      max_label, progress: bool, budget: int) -> dict[str, np.ndarray]:
-    """Parse ``path`` with the in-memory loader's parser, chunk by chunk, writing each chunk's dense rows to
+    """Parse ``path`` with the parser of the in-memory loader, chunk by chunk, writing each chunk's dense rows to
     ``directory``; returns the small arrays (labels, qids, offsets, shape) and the chunk names (as None)."""
-    parser = _svmlight._Parser(path, n_features=n_features, dense=False, dtype=dtype, zero_based=zero_based,
-                               max_label=max_label, max_dense_gib=None)
+    parser = svmlight_parser.Parser(path, n_features=n_features, dense=False, dtype=dtype, zero_based=zero_based,
+                                    max_label=max_label, max_dense_gib=None)
     labels, row_qids, names = [], [], []
-    with contextlib.closing(_svmlight._read_chunks(path, progress=progress)) as chunks:
+    with contextlib.closing(svmlight_parser.read_chunks(path, progress=progress)) as chunks:
         for chunk, first_line in chunks:
-            piece = parser._parse_chunk(chunk, first_line)  # the checks and errors of the in-memory loader
+            piece = parser.parse_chunk(chunk, first_line)  # the checks and errors of the in-memory loader
             del chunk
             parser.chunk_rows.append(0 if piece is None else piece[0].size)
             if piece is None:
@@ -705,7 +708,7 @@ def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_
     if not labels:
         raise DataFormatError(path, None, "no data lines (the file is empty or holds only comments)")
     labels = np.concatenate(labels)
-    offsets, qids = parser._queries(np.concatenate(row_qids), labels.size, query_path)
+    offsets, qids = parser.queries(np.concatenate(row_qids), labels.size, query_path)
     width = parser.width
     arrays = {"labels": labels, "qids": qids, "offsets": offsets,
               "shape": np.array([labels.size, width], dtype=np.int64)}
@@ -720,30 +723,39 @@ def _check_fill(parser, path: Path, dtype: np.dtype) -> None:
     width = parser.width
     gib = parser.n_rows * width * dtype.itemsize / 2**30
     fill = parser.n_values / max(1, parser.n_rows * width)
-    if gib <= _svmlight._SPARSE_DENSE_GIB or fill >= _svmlight._SPARSE_FILL:
+    if gib <= svmlight_parser.SPARSE_DENSE_GIB or fill >= svmlight_parser.SPARSE_FILL:
         return
-    line, cause = parser._width_cause()
+    line, cause = parser.width_cause()
     raise DataFormatError(path, line, f"{cause}: read it in memory with dense=False for a sparse X; dense "
                           f"{dtype} on disk, the {parser.n_rows:,} document(s) read so far need {gib:.3g} GiB with "
                           f"{100 * fill:.2g}% of the cells in the file")
 
 
-def load_splits_out_of_core(*paths, out_of_core: bool | None = True, memory_budget_bytes: int | None = None, log=None,
-                            **options) -> list:
-    """:func:`plboost.data.load_splits` with ``out_of_core`` True (every file read by :func:`load_out_of_core`,
-    aligned to the widest) or None (:func:`choose_out_of_core` decides for all the files together; in memory
-    they are read by :func:`plboost.data.load_svmlight`)."""
+def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: int | None = None, log=None,
+                **options) -> list[RankingData | OutOfCoreData | None]:
+    """Load files used together (train, validation, test) with the same width of ``X``.
+
+    Each path (None is passed through) is read by :func:`plboost.data.load_svmlight` with ``options``; files
+    whose largest feature index is smaller are widened with zero columns to the widest, as absent SVMlight
+    features are 0.
+
+    With ``out_of_core=True`` every file is read by :func:`load_out_of_core` instead (dense chunks on disk,
+    batches of at most ``memory_budget_bytes``), giving :class:`OutOfCoreData`; with None,
+    :func:`choose_out_of_core` decides for all of them from their estimated dense size and the memory available
+    (saying so through ``log``, by default standard error, when it reads them out of core).
+    """
     if out_of_core is None:
         out_of_core = choose_out_of_core(paths, n_features=options.get("n_features"),
                                          dtype=options.get("dtype", np.float32),
                                          zero_based=options.get("zero_based", False), log=log)
-    if not out_of_core:
-        return _svmlight.load_splits(*paths, **options)
-    if options.pop("dense", True) is not True:
-        raise ValueError("out-of-core data are dense chunks on disk; dense=False (sparse X) is read in memory")
-    options.pop("max_dense_gib", None)  # a limit on memory: the chunks are on disk
-    loaded = [None if path is None else load_out_of_core(path, memory_budget_bytes=memory_budget_bytes, **options)
-              for path in paths]
+    if out_of_core:
+        if options.pop("dense", True) is not True:
+            raise ValueError("out-of-core data are dense chunks on disk; dense=False (sparse X) is read in memory")
+        options.pop("max_dense_gib", None)  # a limit on memory: the chunks are on disk
+        loaded = [None if path is None else load_out_of_core(path, memory_budget_bytes=memory_budget_bytes, **options)
+                  for path in paths]
+    else:
+        loaded = [None if path is None else svmlight.load_svmlight(path, **options) for path in paths]
     width = max(data.n_features for data in loaded if data is not None)
     return [None if data is None else data.widen(width) for data in loaded]
 
@@ -762,8 +774,7 @@ def training_data(train, valid=None, *, out_of_core: bool | None = None, memory_
                              "files; the data given are already loaded")
         _check_kind(items, out_of_core)
         return train, valid  # as they are: in-memory data keep their widths
-    loaded = _svmlight.load_splits(*paths, out_of_core=out_of_core, memory_budget_bytes=memory_budget_bytes, log=log,
-                                   **options)
+    loaded = load_splits(*paths, out_of_core=out_of_core, memory_budget_bytes=memory_budget_bytes, log=log, **options)
     items = [loaded[i] if paths[i] is not None else item for i, item in enumerate(items)]
     _check_kind([item for item, path in zip(items, paths, strict=True) if path is None], out_of_core)
     present = [item for item in items if item is not None]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .svmlight import RankingData
+from .ranking_data import RankingData
 
 #: default shares of the labels 0..4 (roughly those of MSLR-WEB10K)
 MSLR_LABEL_SHARES = (0.52, 0.31, 0.13, 0.03, 0.01)

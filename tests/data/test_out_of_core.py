@@ -10,7 +10,7 @@ import pytest
 
 from plboost.data import (DataFormatError, OutOfCoreData, RankingData, load_out_of_core, load_splits, load_svmlight,
                           make_synthetic)
-from plboost.data import cache, out_of_core, svmlight
+from plboost.data import cache, out_of_core, svmlight_parser
 
 
 def write(path, text, *, compress=False):
@@ -36,7 +36,7 @@ def assert_same(loaded, expected):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 4 KiB of text: a file of a few hundred KiB makes dozens of chunk files."""
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 4096)
 
 
 def widening_file(tmp_path):
@@ -73,7 +73,7 @@ def test_gzip_crlf_and_query_file(tmp_path, small_chunks):
 
 
 def test_real_file(shared_data, monkeypatch):
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 1 << 18)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 1 << 18)
     path = shared_data / "MSLR-WEB10K-5k" / "msn1.fold1.train.5k.txt.gz"
     assert_same(load_out_of_core(path, memory_budget_bytes=1 << 16), load_svmlight(path, cache=False))
 
@@ -153,7 +153,7 @@ MALFORMED = {
 @pytest.mark.parametrize("chunk_bytes", [16 << 20, 30], ids=["one chunk", "tiny chunks"])
 @pytest.mark.parametrize("case", MALFORMED)
 def test_errors_are_those_of_the_in_memory_loader(tmp_path, monkeypatch, case, chunk_bytes):
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", chunk_bytes)
     path = tmp_path / "bad.txt"
     path.write_bytes(MALFORMED[case].encode("utf-16" if case == "utf-16" else "utf-8"))
     with pytest.raises(DataFormatError) as expected:
@@ -259,7 +259,7 @@ def test_a_dead_process_scratch_directory_is_removed(tmp_path):
 def test_loading_and_reading_stay_below_the_dense_matrix(tmp_path, monkeypatch):
     """Peak traced memory (numpy's allocations included) of an out-of-core load and a pass over its batches:
     a fraction of the dense X, which the in-memory loader holds whole."""
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 1 << 16)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 1 << 16)
     data = make_synthetic(n_queries=150, n_features=60, seed=5)
     path = data.save_svmlight(tmp_path / "f.txt")
     dense = data.X.nbytes
@@ -289,7 +289,7 @@ def test_estimate_of_the_dense_size(tmp_path, monkeypatch):
     exact = out_of_core.estimate_dense(path)
     assert exact.exact and (exact.n_docs, exact.n_features, exact.nbytes) == (data.n_docs, 30, data.X.nbytes)
     assert out_of_core.estimate_dense(path, n_features=40, dtype=np.float64).nbytes == data.n_docs * 40 * 8
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 1 << 16)  # the first chunk: a part of the file
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 1 << 16)  # the first chunk: a part of the file
     for name in ("f.txt", "f.txt.gz"):
         if name.endswith(".gz"):
             path = data.save_svmlight(tmp_path / name)

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-from plboost.data import DataFormatError, RankingData, load_svmlight, make_synthetic
-from plboost.data import svmlight
+from plboost.data import DataFormatError, load_svmlight
+from plboost.data import svmlight_parser
 
 REAL_FILES = [
     "MQ2008/Fold1/train.txt.gz",
@@ -23,7 +23,7 @@ REAL_FILES = [
 def chunking(request, monkeypatch):
     """Run a test with the default chunk size and with chunks of a few lines (errors across chunks)."""
     if request.param == "tiny chunks":
-        monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 20)
+        monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 20)
     return request.param
 
 
@@ -267,79 +267,6 @@ def test_error_survives_pickling():
     assert (str(error), error.line, error.path.name) == ("a/b.txt, line 7: label -1 is negative", 7, "b.txt")
 
 
-# --- RankingData --------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def unsorted():
-    """Small data whose query ids are not sorted (XGBoost's qid= would refuse them)."""
-    data = make_synthetic(n_queries=12, n_features=5, docs_per_query=(2, 9), seed=4)
-    return RankingData(data.X, data.labels, np.array([50, 3, 41, 7, 8, 1, 99, 2, 60, 5, 4, 30]), data.offsets)
-
-
-@pytest.mark.parametrize("name", ["r.txt", "r.txt.gz"])
-def test_save_then_load_is_exact(tmp_path, name):
-    rng = np.random.default_rng(0)
-    bits = rng.integers(0, 2**32, size=(300, 7), dtype=np.uint64).astype(np.uint32)
-    X = bits.view(np.float32).copy()
-    X[~np.isfinite(X)] = np.nan  # every finite float32 pattern is possible, plus NaN; no infinities
-    X[rng.random(X.shape) < 0.3] = 0
-    X[:, -1] = np.where(np.arange(300) % 2, X[:, -1], 1.0)  # a non-zero in the last column fixes the width
-    offsets = np.r_[0, np.sort(rng.choice(np.arange(1, 300), size=39, replace=False)), 300]
-    data = RankingData(X, rng.integers(0, 5, 300), rng.permutation(1000)[:40], offsets)
-    back = load_svmlight(data.save_svmlight(tmp_path / name))
-    np.testing.assert_array_equal(back.X, data.X)  # NaN positions equal too
-    for field in ("labels", "qids", "offsets"):
-        np.testing.assert_array_equal(getattr(back, field), getattr(data, field))
-
-
-def test_save_sparse_and_zero_based(tmp_path, unsorted):
-    sparse = RankingData(sp.csr_matrix(unsorted.X), unsorted.labels, unsorted.qids, unsorted.offsets)
-    back = load_svmlight(sparse.save_svmlight(tmp_path / "s.txt", zero_based=True), zero_based=True,
-                         n_features=unsorted.n_features, dense=False)
-    np.testing.assert_array_equal(back.X.toarray(), unsorted.X)
-    np.testing.assert_array_equal(back.qids, unsorted.qids)
-
-
-def test_lightgbm_dataset_has_labels_and_groups(unsorted):
-    dataset = unsorted.to_lightgbm(params={"verbose": -1}).construct()
-    np.testing.assert_array_equal(dataset.get_field("group"), unsorted.offsets)
-    np.testing.assert_array_equal(dataset.get_label(), unsorted.labels)
-    valid = unsorted.subset([1, 0]).to_lightgbm(reference=dataset).construct()
-    np.testing.assert_array_equal(valid.get_field("group"), np.cumsum([0, *unsorted.group_sizes[[1, 0]]]))
-
-
-def test_xgboost_dmatrix_has_labels_and_groups(unsorted):
-    dmatrix = unsorted.to_xgboost()
-    np.testing.assert_array_equal(dmatrix.get_uint_info("group_ptr"), unsorted.offsets)
-    np.testing.assert_array_equal(dmatrix.get_label(), unsorted.labels)
-    assert (dmatrix.num_row(), dmatrix.num_col()) == unsorted.X.shape
-
-
-def test_subset_keeps_the_given_order(unsorted):
-    part = unsorted.subset([3, 0, -1])
-    np.testing.assert_array_equal(part.qids, unsorted.qids[[3, 0, 11]])
-    expected_rows = np.r_[unsorted.offsets[3]:unsorted.offsets[4], 0:unsorted.offsets[1],
-                          unsorted.offsets[11]:unsorted.offsets[12]]
-    np.testing.assert_array_equal(part.X, unsorted.X[expected_rows])
-    np.testing.assert_array_equal(part.labels, unsorted.labels[expected_rows])
-    np.testing.assert_array_equal(part.group_sizes, unsorted.group_sizes[[3, 0, 11]])
-    mask = np.zeros(unsorted.n_queries, dtype=bool)
-    mask[[2, 5]] = True
-    np.testing.assert_array_equal(unsorted.subset(mask).qids, unsorted.qids[[2, 5]])
-
-
-@pytest.mark.parametrize("change, message", [
-    (dict(labels=np.zeros(3)), "3 labels for"),
-    (dict(offsets=np.array([0, 5])), "query boundaries end at 5"),
-    (dict(qids=np.arange(3)), "one id per query"),
-])
-def test_inconsistent_ranking_data_is_refused(unsorted, change, message):
-    fields = dict(X=unsorted.X, labels=unsorted.labels, qids=unsorted.qids, offsets=unsorted.offsets) | change
-    with pytest.raises(ValueError, match=message):
-        RankingData(**fields)
-
-
 # --- line ends, byte-order marks, sizes, paths (issue 16) --------------------------------------------------
 
 LINES = ["# header comment", "", "2 qid:30 1:0.5 3:1.25 # doc a", "0 qid:30 2:-1", "   # indented comment",
@@ -444,12 +371,12 @@ def test_max_dense_gib_sets_the_limit(tmp_path, chunking):
 
 
 def test_dense_limit_of_the_machine_memory(tmp_path, monkeypatch):
-    monkeypatch.setattr(svmlight, "_memory_gib", lambda: 1e-6)
+    monkeypatch.setattr(svmlight_parser, "_memory_gib", lambda: 1e-6)
     path = write(tmp_path / "f.txt", "".join(f"0 qid:1 1:1 2:1 3:{i}\n" for i in range(200)))
     with pytest.raises(DataFormatError, match=r"line 1: .* need 2\.24e-06 GiB, more than the 0\.0 GiB of memory of "
                                               r"this machine"):
         load_svmlight(path, cache=False)
-    monkeypatch.setattr(svmlight, "_memory_gib", lambda: None)  # where the system does not say
+    monkeypatch.setattr(svmlight_parser, "_memory_gib", lambda: None)  # where the system does not say
     assert load_svmlight(path, cache=False).n_docs == 200
 
 
@@ -485,26 +412,3 @@ def test_long_tokens_are_cut_in_messages(tmp_path, line, shown):
     with pytest.raises(DataFormatError, match=rf"f\.txt, line 1: {shown}") as error:
         load_svmlight(write(tmp_path / "f.txt", line + "\n"), cache=False)
     assert len(error.value.message) < 200
-
-
-@pytest.mark.parametrize("indices, message", [
-    ([], "no query selected; RankingData holds at least one query"),
-    (np.zeros(4, dtype=bool), "no query selected"),
-    ([4], r"query positions must lie in \[0, 4\), got 4"),
-    ([-5], r"query positions must lie in \[0, 4\), got -5"),
-    ([0.5], "expected query positions \\(integers\\) or a boolean mask, got float64"),
-    ([True, False], "a boolean mask of 2 values for 4 queries"),
-])
-def test_subset_refuses_what_selects_no_query_with_a_reason(indices, message):
-    """Issue 24, item 6: subset([]) raised numpy's IndexError about index types."""
-    with pytest.raises(ValueError, match="^subset: " + message):
-        make_synthetic(n_queries=4, seed=0).subset(indices)
-
-
-def test_subset_keeps_the_order_given_and_takes_masks_and_negative_positions():
-    data = make_synthetic(n_queries=4, seed=0)
-    picked = data.subset([3, 0])
-    assert list(picked.qids) == [data.qids[3], data.qids[0]]
-    np.testing.assert_array_equal(picked.labels, np.r_[data.labels[data.offsets[3]:], data.labels[:data.offsets[1]]])
-    assert list(data.subset(np.array([False, True, False, True])).qids) == list(data.qids[[1, 3]])
-    assert list(data.subset([-1]).qids) == [data.qids[-1]]

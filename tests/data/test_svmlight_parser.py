@@ -27,7 +27,7 @@ from sklearn.datasets import load_svmlight_file
 
 from plboost._queries import InvalidLabelError, NonContiguousQueryError, check_labels, offsets_from_qids
 from plboost.data import DataFormatError, RankingData, load_svmlight
-from plboost.data import svmlight
+from plboost.data import svmlight_parser
 
 TESTS = Path(__file__).resolve().parents[1]
 REAL_FILES = ([f"MQ2008/Fold{k}/{name}.txt.gz" for k in range(1, 6) for name in ("train", "vali", "test")]
@@ -38,7 +38,7 @@ REAL_FILES = ([f"MQ2008/Fold{k}/{name}.txt.gz" for k in range(1, 6) for name in 
 class ReferenceParser:
     """The loader's parser before the compiled kernels, unchanged but for the names it takes from the module.
 
-    scikit-learn parses each chunk of ``svmlight._read_chunks``; a chunk it refuses is searched line by line
+    scikit-learn parses each chunk of ``svmlight_parser.read_chunks``; a chunk it refuses is searched line by line
     for the first problem; then query ids, labels, indices and values are checked, and the dense blocks or CSR
     pieces of the chunks are put together.
     """
@@ -53,7 +53,7 @@ class ReferenceParser:
 
     def parse(self, query_path, *, progress):
         pieces = []
-        with contextlib.closing(svmlight._read_chunks(self.path, progress=progress)) as chunks:
+        with contextlib.closing(svmlight_parser.read_chunks(self.path, progress=progress)) as chunks:
             for chunk, first_line in chunks:
                 piece = self._parse_chunk(chunk, first_line)
                 self.chunk_rows.append(0 if piece is None else piece[1].size)
@@ -83,27 +83,27 @@ class ReferenceParser:
             X, labels, row_qids = load_svmlight_file(io.BytesIO(chunk), dtype=self.dtype, zero_based=True,
                                                      query_id=True)
         except (ValueError, OverflowError) as exc:
-            for line, tokens in svmlight._data_lines(chunk, first_line):
-                problem = svmlight._syntax_problem(tokens)
+            for line, tokens in svmlight_parser._data_lines(chunk, first_line):
+                problem = svmlight_parser._syntax_problem(tokens)
                 if problem:
                     raise DataFormatError(self.path, line, problem) from exc
             last_line = first_line + chunk.count(b"\n")
             raise DataFormatError(self.path, None, f"scikit-learn cannot parse lines {first_line}-{last_line}: "
-                                                   f"{svmlight._cut(str(exc))}") from exc
+                                                   f"{svmlight_parser._cut(str(exc))}") from exc
         n_rows = X.shape[0]
         if n_rows == 0:
             return None
         if self.has_qid is None:
-            self.has_qid = svmlight._has_qid(next(svmlight._data_lines(chunk, first_line))[1])
+            self.has_qid = svmlight_parser._has_qid(next(svmlight_parser._data_lines(chunk, first_line))[1])
         if row_qids.size != (n_rows if self.has_qid else 0):
-            line = next(line for line, tokens in svmlight._data_lines(chunk, first_line)
-                        if svmlight._has_qid(tokens) != self.has_qid)
+            line = next(line for line, tokens in svmlight_parser._data_lines(chunk, first_line)
+                        if svmlight_parser._has_qid(tokens) != self.has_qid)
             raise DataFormatError(self.path, line, "no qid: on this line, but earlier lines have one" if
                                   self.has_qid else "a qid: on this line, but earlier lines have none")
         try:
             labels = check_labels(labels, max_label=self.max_label)
         except InvalidLabelError as exc:
-            raise DataFormatError(self.path, svmlight._line_of_row(chunk, first_line, exc.position),
+            raise DataFormatError(self.path, svmlight_parser._line_of_row(chunk, first_line, exc.position),
                                   f"label {exc.value:g} {exc.reason}") from None
         columns = X.indices.astype(np.int64) - (not self.zero_based)
         if columns.size and columns.min() < 0:
@@ -122,7 +122,7 @@ class ReferenceParser:
         width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
         if self.n_features is None and columns.size and (self.widest is None or width > self.widest[0]):
             k = int(np.argmax(columns))
-            self.widest = (width, len(self.chunk_rows), svmlight._row_of_entry(X.indptr, k), int(X.indices[k]))
+            self.widest = (width, len(self.chunk_rows), svmlight_parser._row_of_entry(X.indptr, k), int(X.indices[k]))
         self.n_rows += n_rows
         self.n_values += X.data.size
         if self.dense:
@@ -136,13 +136,14 @@ class ReferenceParser:
         if self.max_dense_gib is None:
             return
         if self.max_dense_gib == "auto":
-            memory = svmlight._memory_gib()
+            memory = svmlight_parser._memory_gib()
             fill = self.n_values / max(1, self.n_rows * width)
             if memory is not None and gib > memory:
                 reason = f"more than the {memory:.1f} GiB of memory of this machine (max_dense_gib sets the limit)"
-            elif gib > svmlight._SPARSE_DENSE_GIB and fill < svmlight._SPARSE_FILL:
-                reason = (f"with {100 * fill:.2g}% of the cells in the file (over {svmlight._SPARSE_DENSE_GIB:g} GiB, "
-                          f"at least {100 * svmlight._SPARSE_FILL:g}% must be; max_dense_gib sets the limit)")
+            elif gib > svmlight_parser.SPARSE_DENSE_GIB and fill < svmlight_parser.SPARSE_FILL:
+                reason = (f"with {100 * fill:.2g}% of the cells in the file (over "
+                          f"{svmlight_parser.SPARSE_DENSE_GIB:g} GiB, at least {100 * svmlight_parser.SPARSE_FILL:g}% "
+                          "must be; max_dense_gib sets the limit)")
             else:
                 return
         elif gib > self.max_dense_gib:
@@ -151,7 +152,7 @@ class ReferenceParser:
             return
         if self.n_features is None:
             _, chunk_number, row, index = self.widest
-            line = (svmlight._line_of_row(chunk, first_line, row) if chunk_number == len(self.chunk_rows)
+            line = (svmlight_parser._line_of_row(chunk, first_line, row) if chunk_number == len(self.chunk_rows)
                     else self._line_of_chunk_row(chunk_number, row))
             cause = f"feature index {index} makes X {width:,} columns wide"
         else:
@@ -160,7 +161,7 @@ class ReferenceParser:
                               f"{self.n_rows:,} document(s) read so far need {gib:.3g} GiB, {reason}")
 
     def _raise_at_entry(self, chunk, first_line, indptr, k, message):
-        line = svmlight._line_of_row(chunk, first_line, svmlight._row_of_entry(indptr, k))
+        line = svmlight_parser._line_of_row(chunk, first_line, svmlight_parser._row_of_entry(indptr, k))
         raise DataFormatError(self.path, line, message)
 
     def _queries(self, row_qids, n_docs, query_path):
@@ -174,26 +175,26 @@ class ReferenceParser:
                                       f"qid {exc.qid} reappears after lines of another query; the lines of a "
                                       "query must be contiguous") from None
             if query_path is not None and not np.array_equal(
-                    svmlight._read_query_file(query_path, self.path, n_docs), offsets):
+                    svmlight_parser._read_query_file(query_path, self.path, n_docs), offsets):
                 raise DataFormatError(query_path, None, f"the query sizes disagree with the qid: column of "
                                       f"{self.path}")
             return offsets, qids
         if query_path is None:
             raise DataFormatError(self.path, None, "no qid: column and no query file giving the query sizes "
                                   "(looked for <name>.query beside it; see the query_file option)")
-        offsets = svmlight._read_query_file(query_path, self.path, n_docs)
+        offsets = svmlight_parser._read_query_file(query_path, self.path, n_docs)
         return offsets, np.arange(offsets.size - 1, dtype=np.int64)
 
     def _line_of_chunk_row(self, k, row):
-        with contextlib.closing(svmlight._read_chunks(self.path)) as chunks:
+        with contextlib.closing(svmlight_parser.read_chunks(self.path)) as chunks:
             chunk, first_line = next(itertools.islice(chunks, k, None))
-        return svmlight._line_of_row(chunk, first_line, row)
+        return svmlight_parser._line_of_row(chunk, first_line, row)
 
 
 def load_with(parser, path, **options):
     """``load_svmlight(path, cache=False, **options)`` with ``parser`` as the loader's parser."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(svmlight, "_Parser", parser)
+        patch.setattr(svmlight_parser, "Parser", parser)
         return load_svmlight(path, cache=False, **options)
 
 
@@ -212,7 +213,7 @@ def outcome(parser, path, **options):
 def assert_same(path, **options):
     """The compiled parser and the reference give the same outcome on ``path``; returns it."""
     expected = outcome(ReferenceParser, path, **options)
-    got = outcome(svmlight._Parser, path, **options)
+    got = outcome(svmlight_parser.Parser, path, **options)
     if got[0] == "data" and expected[0] == "data":
         assert got[1:3] == expected[1:3]
         for (name, *ours), (_, *theirs) in zip(got[3], expected[3], strict=True):
@@ -232,7 +233,7 @@ def load_module(name: str):
 @pytest.fixture(params=[None, 20], ids=["one chunk", "tiny chunks"])
 def chunk_bytes(request, monkeypatch):
     if request.param:
-        monkeypatch.setattr(svmlight, "_CHUNK_BYTES", request.param)
+        monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", request.param)
     return request.param
 
 
@@ -240,7 +241,7 @@ def chunk_bytes(request, monkeypatch):
 def part_bytes(request, monkeypatch):
     """Small files are read in one part; 16-byte parts give them several (line numbers, offsets across parts)."""
     if request.param:
-        monkeypatch.setattr(svmlight, "_PART_BYTES", request.param)
+        monkeypatch.setattr(svmlight_parser, "_PART_BYTES", request.param)
     return request.param
 
 
@@ -268,7 +269,7 @@ def test_real_files_float32_dense(shared_data, name):
                                                                                           "float64 dense"])
 @pytest.mark.parametrize("name", ["MSLR-WEB10K-5k/msn1.fold1.test.5k.txt.gz", *REAL_FILES[-2:]])
 def test_real_files_other_layouts(shared_data, name, dtype, dense, monkeypatch):
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 1 << 20)  # several chunks
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 1 << 20)  # several chunks
     assert assert_same(shared_data / name, dtype=dtype, dense=dense, n_features=400)[0] == "data"
 
 
@@ -282,7 +283,7 @@ def test_error_cases_of_the_error_table():
     assert len(cases) > 20
     for case in cases:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(svmlight, "_Parser", ReferenceParser)
+            patch.setattr(svmlight_parser, "Parser", ReferenceParser)
             expected = errors.observe(case)
         assert errors.observe(case) == expected, case.what
 
@@ -335,7 +336,7 @@ def test_other_cases_of_test_svmlight(tmp_path, text, options, chunk_bytes):
 
 
 def test_machine_memory_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(svmlight, "_memory_gib", lambda: 1e-6)
+    monkeypatch.setattr(svmlight_parser, "_memory_gib", lambda: 1e-6)
     assert_same(write(tmp_path / "f.txt", "".join(f"0 qid:1 1:1 2:1 3:{i}\n" for i in range(200)).encode()))
 
 
@@ -445,8 +446,8 @@ def test_common_spellings_are_read_by_the_kernels(tmp_path, monkeypatch):
              for i, row in enumerate(values)]
     path = write(tmp_path / "f.txt", ("\n".join(lines) + "\n").encode())
     again = []
-    read_again = svmlight._read_again
-    monkeypatch.setattr(svmlight, "_read_again", lambda *args: again.append(args[-1]) or read_again(*args))
+    read_again = svmlight_parser._read_again
+    monkeypatch.setattr(svmlight_parser, "_read_again", lambda *args: again.append(args[-1]) or read_again(*args))
     data = load_svmlight(path, cache=False, dtype=np.float64)
     assert again == []
     np.testing.assert_array_equal(data.X[1::2], values[1::2])
@@ -512,8 +513,8 @@ def test_random_files(tmp_path, monkeypatch, seed):
     kinds = {"data": 0, "error": 0}
     for case in range(60):
         content = random_file(rng)
-        monkeypatch.setattr(svmlight, "_CHUNK_BYTES", int(rng.choice([16 << 20, 1, 7, 40, 300])))
-        monkeypatch.setattr(svmlight, "_PART_BYTES", int(rng.choice([1 << 16, 1, 16, 100])))
+        monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", int(rng.choice([16 << 20, 1, 7, 40, 300])))
+        monkeypatch.setattr(svmlight_parser, "_PART_BYTES", int(rng.choice([1 << 16, 1, 16, 100])))
         options = dict(dense=bool(rng.random() < 0.6), dtype=[np.float32, np.float64][rng.integers(2)],
                        zero_based=bool(rng.random() < 0.3), query_file=None,
                        n_features=[None, None, 25, 40][rng.integers(4)], max_label=[30, None][rng.integers(2)])
@@ -530,8 +531,8 @@ def test_the_thread_count_and_parts_do_not_matter(tmp_path, monkeypatch):
     try:
         for threads, part in [(1, 1 << 16), (previous, 1 << 16), (previous, 1), (1, 64)]:
             numba.set_num_threads(threads)
-            monkeypatch.setattr(svmlight, "_PART_BYTES", part)
-            results.append(outcome(svmlight._Parser, path, query_file=None, max_label=None))
+            monkeypatch.setattr(svmlight_parser, "_PART_BYTES", part)
+            results.append(outcome(svmlight_parser.Parser, path, query_file=None, max_label=None))
     finally:
         numba.set_num_threads(previous)
     assert all(result == results[0] for result in results)

@@ -11,7 +11,7 @@ import pytest
 
 from plboost import metrics
 from plboost.cli import main
-from plboost.data import OutOfCoreData, load_splits, out_of_core, svmlight, write_synthetic_splits
+from plboost.data import OutOfCoreData, load_splits, out_of_core, svmlight, svmlight_parser, write_synthetic_splits
 from plboost.engines import train
 from plboost.experiment import RunSpec, run
 from plboost.objectives import PLRank
@@ -34,7 +34,7 @@ def files(tmp_path_factory):
 def loaded(files, monkeypatch):
     """(in memory, out of core) pairs of (train, valid, test); the text read 256 KiB at a time, so the training
     file makes over a dozen chunk files, read back in batches of at most BUDGET bytes."""
-    monkeypatch.setattr(svmlight, "_CHUNK_BYTES", 256 << 10)
+    monkeypatch.setattr(svmlight_parser, "CHUNK_BYTES", 256 << 10)
     in_memory = load_splits(files["train"], files["vali"], files["test"])
     chunked = load_splits(files["train"], files["vali"], files["test"], out_of_core=True, memory_budget_bytes=BUDGET)
     train_data = chunked[0]

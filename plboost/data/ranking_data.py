@@ -1,0 +1,173 @@
+"""The ranking dataset in memory: :class:`RankingData`, documents in rows and queries as contiguous row ranges.
+
+It checks its arrays when made, gives the engines' datasets (:meth:`RankingData.to_lightgbm`,
+:meth:`RankingData.to_xgboost`), takes subsets of queries, widens ``X``, and writes itself as an SVMlight/LETOR
+file (:meth:`RankingData.save_svmlight`). The loaders make it: :func:`plboost.data.load_svmlight` from a file,
+:func:`plboost.data.make_synthetic` from a seed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._queries import check_labels, offsets_from_boundaries, offsets_from_sizes
+
+
+@dataclass(eq=False, repr=False)
+class RankingData:
+    """A ranking dataset in plboost's flat layout: documents in rows, queries as contiguous row ranges.
+
+    Query ``q`` holds rows ``offsets[q]:offsets[q + 1]`` and has the id ``qids[q]``. Missing feature
+    values are NaN, which LightGBM and XGBoost both treat as missing; a feature absent from an SVMlight
+    line is 0.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_docs, n_features) or scipy.sparse.csr_matrix
+        Features (float32 by default).
+    labels : ndarray of shape (n_docs,), float64
+        Relevance labels, non-negative whole numbers.
+    qids : ndarray of shape (n_queries,)
+        One id per query, in row order (for files without a ``qid:`` column, 0, 1, 2, ...).
+    offsets : ndarray of shape (n_queries + 1,), int64
+        Query boundaries: 0, then the cumulative query sizes.
+    source : Path or None
+        The file the documents were read from.
+    """
+
+    X: np.ndarray | sp.csr_matrix
+    labels: np.ndarray
+    qids: np.ndarray
+    offsets: np.ndarray
+    source: Path | None = None
+
+    def __post_init__(self):
+        if not sp.issparse(self.X):
+            self.X = np.asarray(self.X)
+        if self.X.ndim != 2:
+            raise ValueError(f"X must be 2-d, got shape {self.X.shape}")
+        self.labels = check_labels(self.labels, max_label=None)
+        if self.labels.shape[0] != self.X.shape[0]:
+            raise ValueError(f"{self.labels.shape[0]} labels for {self.X.shape[0]} rows of X")
+        self.offsets = offsets_from_boundaries(self.offsets, self.X.shape[0], name="offsets")
+        self.qids = np.asarray(self.qids)
+        if self.qids.shape != (self.offsets.size - 1,):
+            raise ValueError(f"qids must hold one id per query ({self.offsets.size - 1}), got shape "
+                             f"{self.qids.shape}")
+        if self.source is not None:
+            self.source = Path(self.source)
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """Number of documents of each query (LightGBM's ``group``), int64."""
+        return np.diff(self.offsets)
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    def __repr__(self) -> str:
+        layout = "sparse" if sp.issparse(self.X) else "dense"
+        return (f"RankingData(n_docs={self.n_docs}, n_queries={self.n_queries}, n_features={self.n_features}, "
+                f"X={layout} {self.X.dtype}, source={str(self.source) if self.source else None!r})")
+
+    def to_lightgbm(self, reference=None, **kwargs):
+        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set.
+
+        Pass the training Dataset as ``reference`` for validation data, so both share bin boundaries;
+        ``kwargs`` go to ``lightgbm.Dataset`` (``params``, ``free_raw_data``, ...).
+        """
+        import lightgbm as lgb
+
+        return lgb.Dataset(self.X, label=self.labels, group=self.group_sizes, reference=reference, **kwargs)
+
+    def to_xgboost(self, **kwargs):
+        """An ``xgboost.DMatrix`` with labels and query sizes set (``group_ptr`` equals ``offsets``).
+
+        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. ``kwargs``
+        go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
+        """
+        import xgboost as xgb
+
+        return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
+
+    def widen(self, n_features: int) -> RankingData:
+        """The same data with zero columns appended up to ``n_features`` (absent features are 0)."""
+        if n_features < self.n_features:
+            raise ValueError(f"cannot narrow {self.n_features} features to {n_features}")
+        if n_features == self.n_features:
+            return self
+        if sp.issparse(self.X):
+            X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_docs, n_features))
+        else:
+            X = np.zeros((self.n_docs, n_features), dtype=self.X.dtype)
+            X[:, :self.n_features] = self.X
+        return RankingData(X, self.labels, self.qids, self.offsets, self.source)
+
+    def subset(self, query_indices) -> RankingData:
+        """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask that selects
+        at least one: :class:`RankingData` holds one query or more).
+
+        >>> from plboost.data import make_synthetic
+        >>> make_synthetic(n_queries=3, seed=0).subset([2, 0]).qids
+        array([3, 1])
+        >>> make_synthetic(n_queries=3, seed=0).subset([])
+        Traceback (most recent call last):
+        ValueError: subset: no query selected; RankingData holds at least one query
+        """
+        indices = np.asarray(query_indices)
+        if indices.size == 0 or (indices.dtype.kind == "b" and not indices.any()):
+            raise ValueError("subset: no query selected; RankingData holds at least one query")
+        if indices.dtype.kind not in "iub" or indices.ndim != 1:
+            raise ValueError(f"subset: expected query positions (integers) or a boolean mask, got {indices.dtype} "
+                             f"of shape {indices.shape}")
+        if indices.dtype.kind == "b" and indices.size != self.n_queries:
+            raise ValueError(f"subset: a boolean mask of {indices.size} values for {self.n_queries} queries")
+        if indices.dtype.kind != "b" and not -self.n_queries <= indices.min() <= indices.max() < self.n_queries:
+            raise ValueError(f"subset: query positions must lie in [0, {self.n_queries}), got "
+                             f"{indices.min() if indices.min() < 0 else indices.max()}")
+        positions = np.arange(self.n_queries)[indices]
+        sizes = self.group_sizes[positions]
+        offsets = offsets_from_sizes(sizes, name="subset")
+        rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source)
+
+    def save_svmlight(self, path, *, zero_based: bool = False) -> Path:
+        """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.
+
+        Only non-zero features are written (NaN is written as ``nan``), with 9 significant digits for
+        float32 and 17 otherwise, so that :func:`load_svmlight` gives back the same arrays bit for bit
+        (pass ``n_features=self.n_features`` when the last columns may be all zero). Feature ``j`` is
+        written as index ``j + 1`` unless ``zero_based``. Returns the path.
+        """
+        path = Path(path)
+        value_format = "%d:%.9g" if self.X.dtype == np.float32 else "%d:%.17g"
+        labels = self.labels.astype(np.int64).tolist()
+        row_qids = np.repeat(self.qids, self.group_sizes).tolist()
+        rows_per_block = max(1, (1 << 20) // max(1, self.n_features))
+        with (gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) if path.name.endswith(".gz")
+              else open(path, "wb")) as f:
+            for start in range(0, self.n_docs, rows_per_block):
+                block = sp.csr_matrix(self.X[start:start + rows_per_block])  # keeps NaN, drops zeros
+                columns = (block.indices.astype(np.int64) + (not zero_based)).tolist()
+                values = block.data.tolist()
+                lines = []
+                for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
+                    features = " ".join(map(value_format.__mod__, zip(columns[lo:hi], values[lo:hi], strict=True)))
+                    lines.append(f"{labels[i]} qid:{row_qids[i]} {features}".rstrip() + "\n")
+                f.write("".join(lines).encode("ascii"))
+        return path
