@@ -8,9 +8,13 @@ import ast
 import importlib
 import tomllib
 
+from ._engine_registry import ENGINES, get_engine
+
 #: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by
 #: PLRank's exact Newton step ("exact", LightGBM only; :mod:`plboost.engines.exact_leaves`)
 LEAF_VALUES = ("diagonal", "exact")
+#: the engines whose trees can take exact leaf values
+EXACT_LEAF_ENGINES = tuple(name for name, engine in ENGINES.items() if engine.exact_leaves)
 #: the metrics of the PLRank paper's Table 1: what winning numbers summarise by default
 PAPER_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
 #: the metrics of a comparison table and its significance tests: the paper's, and ERR of the whole list
@@ -78,9 +82,10 @@ def check_leaf_values(leaf_values: str, engine: str, objective=None, *, dask: bo
         raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
     if leaf_values == "diagonal":
         return
-    if engine != "lightgbm":
-        raise ValueError(f"leaf_values={leaf_values!r} is for LightGBM only (it rewrites leaves with "
-                         "Booster.set_leaf_output); XGBoost trains with the diagonal hessians")
+    if engine not in EXACT_LEAF_ENGINES:
+        only = " and ".join(get_engine(name).label for name in EXACT_LEAF_ENGINES)
+        raise ValueError(f"leaf_values={leaf_values!r} is for {only} only (it rewrites leaves with "
+                         f"Booster.set_leaf_output); {get_engine(engine).label} trains with the diagonal hessians")
     name = objective if isinstance(objective, str) or objective is None else getattr(objective, "name", objective)
     if objective is not None and name != "plrank":
         raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {name}")

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from ._engine_registry import dataset_labels, engine_of
 from ._queries import offsets_from_boundaries, offsets_from_sizes
 
 
@@ -83,30 +84,14 @@ def query_folds(data, nfold: int = 5, *, seed=0, shuffle: bool = True) -> list[t
 
 def query_offsets(data) -> np.ndarray:
     """Query offsets (``n_queries + 1`` entries from 0) of a RankingData, lgb.Dataset, xgb.DMatrix or sizes."""
-    kind = type(data).__module__.split(".")[0]
-    if kind == "lightgbm":
-        try:
-            sizes = data.get_group()
-        except Exception as error:  # LightGBM raises a bare Exception for fields of an unconstructed Dataset
-            raise ValueError("data: this lgb.Dataset has no group= and is not constructed; build it with group=<query "
-                             "sizes>, or call .construct() first if its groups come from a file") from error
-        if sizes is None or len(sizes) == 0:
-            raise ValueError("data: this lgb.Dataset has no query groups; build it with group=<query sizes>")
-        return offsets_from_sizes(np.asarray(sizes), data.num_data() if _constructed(data) else None, name="group")
-    if kind == "xgboost":
-        boundaries = data.get_uint_info("group_ptr")
-        if len(boundaries) == 0:
-            raise ValueError("data: this xgb.DMatrix has no query groups; build it with qid=... or call "
-                             "set_group(<query sizes>)")
-        return offsets_from_boundaries(boundaries, data.num_row(), name="group_ptr")
+    engine = engine_of(data, default=None)
+    if engine is not None:
+        return engine.query_offsets(data)
     if hasattr(data, "offsets") and hasattr(data, "labels"):  # plboost's RankingData
         return offsets_from_boundaries(data.offsets, name="offsets")
     sizes = np.asarray(data)
     if sizes.ndim != 1 or sizes.size == 0:
-        raise ValueError(f"data: expected a RankingData, lgb.Dataset, xgb.DMatrix or a 1-d array of query sizes, "
+        raise ValueError(f"data: expected a RankingData, {dataset_labels()} or a 1-d array of query sizes, "
                          f"got {type(data).__name__} of shape {sizes.shape}")
     return offsets_from_sizes(sizes, name="data")
 
-
-def _constructed(dataset) -> bool:
-    return getattr(dataset, "_handle", None) is not None

@@ -29,10 +29,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from ._engine_registry import ENGINES
+
 #: the version of the record format; records of another format are recomputed
 RECORD_FORMAT = 2
 #: the packages whose versions a record must match to be reused
-VERSIONED_PACKAGES = ("plboost", "lightgbm", "xgboost")
+VERSIONED_PACKAGES = ("plboost", *ENGINES)
 
 _fingerprints: dict[tuple, str] = {}
 
@@ -64,12 +66,9 @@ def data_provenance(split) -> dict:
 
 def package_versions() -> dict:
     """Versions of the packages that decide a run's result (:data:`VERSIONED_PACKAGES`)."""
-    import lightgbm
-    import xgboost
-
     from . import __version__
 
-    return {"plboost": __version__, "lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}
+    return {"plboost": __version__, **{name: engine.version for name, engine in ENGINES.items()}}
 
 
 def environment_versions() -> dict:

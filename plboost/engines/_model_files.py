@@ -26,7 +26,8 @@ _PANDAS_KEY = b"pandas_categorical:"
 
 
 def read_model_file(path: Path) -> tuple[str, bytearray]:
-    """The format ("lightgbm", "json" or "ubj") and the bytes of a model file; ValueError if neither."""
+    """The format ("text": LightGBM's, "json" or "ubj": XGBoost's) and the bytes of a model file; ValueError if
+    neither."""
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a model file")
     if not path.is_file():
@@ -46,7 +47,7 @@ def read_model_file(path: Path) -> tuple[str, bytearray]:
 
 def _format_of(head: bytes) -> str | None:
     if head.startswith((b"tree\n", b"tree\r\n", b"version=")):
-        return "lightgbm"
+        return "text"
     if head[:1] == b"{" and len(head) > 1 and head[1:2] in b"iUIlL$#":  # a type marker: UBJSON
         return "ubj"
     if head.lstrip()[:1] in (b"{", b"["):

@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from .._params import import_extra
-from . import TrainedModel, check_engine, describe_objective, engine_refusal
+from .._engine_registry import get_engine
+from . import adapter
+from ._base import TrainedModel, describe_objective
 from .parameters import check_engine_params
 
 dask = import_extra("dask", "training on Dask", "'plboost[dask]'")
@@ -180,30 +182,6 @@ def _group_sizes_per_chunk(qid):
     return da.concatenate([da.from_delayed(b, shape=(c,), dtype=np.int64) for b, c in zip(blocks, counts, strict=True)])
 
 
-def _check_here(engine: str, params: dict, given: dict | None) -> None:
-    """Raise ValueError for parameters the engine refuses, found on two rows here rather than by every worker
-    (each would log its error and traceback)."""
-    X, labels = np.zeros((2, 1)), np.array([0.0, 1.0])
-    if engine == "lightgbm":
-        import lightgbm as lgb
-
-        from .lightgbm import without_fatal_echo
-
-        try:
-            probe = {k: v for k, v in params.items() if k not in ("objective", "verbose")}
-            with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
-                lgb.Dataset(X, labels, params={**probe, "verbosity": -1}).construct()
-        except lgb.basic.LightGBMError as error:
-            raise engine_refusal("LightGBM", error, params, given) from error
-    else:
-        import xgboost as xgb
-
-        try:
-            xgb.train({**params, "verbosity": 0}, xgb.DMatrix(X, labels, group=[2]), num_boost_round=1)
-        except xgb.core.XGBoostError as error:
-            raise engine_refusal("XGBoost", error, params, given) from error
-
-
 def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds: int = 100,
                learning_rate: float = 0.1, num_leaves: int = 31, early_stopping: int | None = None,
                valid: DaskRankingData | None = None, eval_at: int = 10, engine_params: dict | None = None,
@@ -225,65 +203,18 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds
 
 def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_leaves, early_stopping, valid,
                 eval_at, engine_params, seed):
-    check_engine(engine)
+    engine = get_engine(engine)
     check_partitions(train.qid)
     if valid is not None:
         check_partitions(valid.qid)
     name, objective_params = describe_objective(objective)
-    check_engine_params(engine, engine_params, objective=name, eval_at=eval_at)
+    check_engine_params(engine.name, engine_params, objective=name, eval_at=eval_at)
     if not isinstance(objective, str):
         objective.warm_up()
     start = time.perf_counter()
-    if engine == "lightgbm":
-        import lightgbm as lgb
-
-        if early_stopping:
-            raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
-        # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
-        # queries of over 10,000 documents
-        params = {"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
-                  "random_state": seed, "verbosity": -1, "metric": "None", **(engine_params or {})}
-        from ._dask_lightgbm import DaskRanker, quiet_client
-        from .lightgbm import LIGHTGBM_MAX_QUERY
-
-        _check_here("lightgbm", params, engine_params)
-        if isinstance(objective, str) and objective == "lambdarank":
-            sizes = np.asarray(train.group.compute())
-            if sizes.size and sizes.max() > LIGHTGBM_MAX_QUERY:
-                raise ValueError(f"LightGBM's lambdarank objective takes queries of at most {LIGHTGBM_MAX_QUERY} "
-                                 f"documents, and query {int(np.argmax(sizes))} of the training data (counting from "
-                                 f"0 over the partitions) has {int(sizes.max())}; train with a plboost objective or "
-                                 "rank_xendcg")
-        ranker = DaskRanker(objective=objective if isinstance(objective, str) else objective.sklearn(),
-                            client=client, **params)
-        try:
-            with quiet_client(params):
-                ranker.fit(train.X, train.labels, group=train.group)
-        except lgb.basic.LightGBMError as error:
-            raise engine_refusal("LightGBM", error, params, engine_params) from error
-        booster = ranker.to_local().booster_
-        history, best = [], None
-    else:
-        import xgboost as xgb
-        import xgboost.dask  # noqa: F401 - registers xgb.dask
-
-        from .xgboost import booster_params
-
-        params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
-                                eval_at=eval_at, engine_params=engine_params)
-        _check_here("xgboost", params, engine_params)
-        matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
-        evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []
-        try:
-            output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
-                                    obj=None if isinstance(objective, str) else objective,
-                                    early_stopping_rounds=early_stopping or None, verbose_eval=False)
-        except xgb.core.XGBoostError as error:
-            raise engine_refusal("XGBoost", error, params, engine_params) from error
-        booster = output["booster"]
-        history = [float(v) for v in output["history"].get("valid", {}).get(f"ndcg@{eval_at}", [])]
-        best = booster.best_iteration + 1 if early_stopping else None
+    booster, params, history, best = adapter(engine).fit_dask(
+        client, objective, train, valid, rounds=rounds, learning_rate=learning_rate, num_leaves=num_leaves,
+        early_stopping=early_stopping, eval_at=eval_at, engine_params=engine_params, seed=seed)
     seconds = time.perf_counter() - start
-    trained_rounds = booster.current_iteration() if engine == "lightgbm" else booster.num_boosted_rounds()
-    return TrainedModel(engine, booster, name, objective_params, params, seconds, rounds=trained_rounds,
-                        best_iteration=best, valid_history=history)
+    return TrainedModel(engine.name, booster, name, objective_params, params, seconds,
+                        rounds=engine.trained_rounds(booster), best_iteration=best, valid_history=history)

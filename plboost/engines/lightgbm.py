@@ -13,10 +13,11 @@ import lightgbm as lgb
 import numpy as np
 
 from .. import metrics
+from .._engine_registry import LIGHTGBM as ENGINE
 from .._params import check_leaf_values
 from ..data.out_of_core import OutOfCoreData, training_data
 from ..objectives import RankingObjective
-from . import TrainedModel, describe_objective, engine_refusal
+from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
 from .parameters import check_engine_params
@@ -124,13 +125,13 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
 
     LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
-    check_leaf_values(leaf_values, "lightgbm", objective)
+    check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if leaf_values == "exact" and any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)):
         raise ValueError("leaf_values='exact' predicts every training document's leaf each round from X in memory; "
                          "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
-    check_engine_params("lightgbm", engine_params, objective=name, eval_at=eval_at)
+    check_engine_params(ENGINE.name, engine_params, objective=name, eval_at=eval_at)
     params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
               "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}
     if isinstance(train_data, OutOfCoreData):
@@ -157,7 +158,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         with without_fatal_echo():  # bad parameters show here: LightGBM reads them all to build the bins
             train_set = train_data.to_lightgbm(params=dataset_params).construct()
     except lgb.basic.LightGBMError as error:
-        raise engine_refusal("LightGBM", error, params, engine_params) from error
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
     if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
         raise ValueError(
             f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
@@ -205,7 +206,7 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
             if named:
                 raise ValueError(_query_limit_message("LightGBM's ndcg metric", *named[0])
                                  + "; leave the metric to plboost (no metric= engine parameter)") from error
-        raise engine_refusal("LightGBM", error, params, engine_params) from error
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -215,8 +216,64 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
         logged["metric"] = "ndcg (plboost, from the rewritten trees)"
     elif own_metric:
         logged["metric"] = f"ndcg (plboost: a query has over {LIGHTGBM_MAX_QUERY} documents)"
-    return TrainedModel("lightgbm", booster, name, objective_params, logged, seconds,
+    return TrainedModel(ENGINE.name, booster, name, objective_params, logged, seconds,
                         rounds=len(trained),
                         best_iteration=booster.best_iteration if early_stopping else None,
                         valid_history=history,
                         leaf_refit_seconds=sum(refit.refit_seconds) if refit is not None else None)
+
+
+train = train_lightgbm
+
+
+def load_booster(path, kind: str, data: bytes):
+    """A LightGBM booster from a model file :func:`plboost.engines._model_files.read_model_file` read."""
+    from ._model_files import check_lightgbm_text
+
+    check_lightgbm_text(path, data)
+    try:
+        return lgb.Booster(model_file=str(path))
+    except lgb.basic.LightGBMError as error:
+        raise ValueError(f"{path}: LightGBM cannot load it: {engine_message(error)}") from None
+
+
+def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
+             early_stopping: int | None, eval_at: int, engine_params: dict | None, seed: int):
+    """Train through ``lightgbm.DaskLGBMRanker`` on ``client``'s cluster (:func:`plboost.engines.dask.train_dask`):
+    ``(local booster, parameters, validation history, best iteration)``. LightGBM's Dask interface has no
+    early stopping, and no validation data here."""
+    if early_stopping:
+        raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
+    # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
+    # queries of over 10,000 documents
+    params = {"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
+              "random_state": seed, "verbosity": -1, "metric": "None", **(engine_params or {})}
+    from ._dask_lightgbm import DaskRanker, quiet_client
+
+    _check_on_two_rows(params, engine_params)
+    if isinstance(objective, str) and objective == "lambdarank":
+        sizes = np.asarray(train.group.compute())
+        if sizes.size and sizes.max() > LIGHTGBM_MAX_QUERY:
+            raise ValueError(f"LightGBM's lambdarank objective takes queries of at most {LIGHTGBM_MAX_QUERY} "
+                             f"documents, and query {int(np.argmax(sizes))} of the training data (counting from "
+                             f"0 over the partitions) has {int(sizes.max())}; train with a plboost objective or "
+                             "rank_xendcg")
+    ranker = DaskRanker(objective=objective if isinstance(objective, str) else objective.sklearn(),
+                        client=client, **params)
+    try:
+        with quiet_client(params):
+            ranker.fit(train.X, train.labels, group=train.group)
+    except lgb.basic.LightGBMError as error:
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+    return ranker.to_local().booster_, params, [], None
+
+
+def _check_on_two_rows(params: dict, given: dict | None) -> None:
+    """Raise ValueError for parameters LightGBM refuses, found on two rows here rather than by every Dask worker
+    (each would log its error and traceback)."""
+    try:
+        probe = {k: v for k, v in params.items() if k not in ("objective", "verbose")}
+        with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
+            lgb.Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]), params={**probe, "verbosity": -1}).construct()
+    except lgb.basic.LightGBMError as error:
+        raise engine_refusal(ENGINE.label, error, params, given) from error

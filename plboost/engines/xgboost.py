@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import xgboost as xgb
 
+from .._engine_registry import XGBOOST as ENGINE
 from .._params import check_leaf_values
 from ..data.out_of_core import OutOfCoreData, training_data
 from ..objectives import RankingObjective
-from . import TrainedModel, describe_objective, engine_refusal
+from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
 from .parameters import check_engine_params
 
@@ -75,13 +77,13 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     XGBoost's refusal of a parameter (``max_bin=-5``, ``tree_method="bogus"``) raises ValueError naming it,
     without XGBoost's stack trace.
     """
-    check_leaf_values(leaf_values, "xgboost", objective)
+    check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if isinstance(valid_data, OutOfCoreData) and not isinstance(train_data, OutOfCoreData):
         raise ValueError("out-of-core validation data take the quantiles of an out-of-core training matrix; read the "
                          "training data out of core too, or the validation data into memory")
     name, objective_params = describe_objective(objective)
-    check_engine_params("xgboost", engine_params, objective=name, eval_at=eval_at)
+    check_engine_params(ENGINE.name, engine_params, objective=name, eval_at=eval_at)
     metric_name = f"ndcg@{eval_at}"
     params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
                             eval_at=eval_at, engine_params=engine_params)
@@ -101,11 +103,71 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
                             early_stopping_rounds=early_stopping or None, maximize=True if early_stopping else None,
                             verbose_eval=False, callbacks=[_Watch(bar, metric_name, history, on_round)])
     except xgb.core.XGBoostError as error:  # a ValueError whose text ends in a C++ stack trace
-        raise engine_refusal("XGBoost", error, params, engine_params) from error
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
     finally:
         bar.close()
         del dtrain, evals  # an external-memory matrix's pages on disk are removed with it
     seconds = time.perf_counter() - start
     best = booster.best_iteration + 1 if early_stopping else None
-    return TrainedModel("xgboost", booster, name, objective_params, params, seconds,
+    return TrainedModel(ENGINE.name, booster, name, objective_params, params, seconds,
                         rounds=booster.num_boosted_rounds(), best_iteration=best, valid_history=history)
+
+
+train = train_xgboost
+
+
+def load_booster(path, kind: str, data: bytearray):
+    """An XGBoost booster from a model file :func:`plboost.engines._model_files.read_model_file` read (JSON or
+    UBJSON, told by the content whatever the file's name)."""
+    from ._model_files import check_ubjson, diagnose_xgboost_json
+
+    if kind == "ubj":
+        if "learner" not in check_ubjson(path, data):
+            raise ValueError(f"{path} is not an XGBoost model: no 'learner' key")
+        problem = None
+    else:
+        if data[:1].isspace():
+            data = data.lstrip()  # XGBoost tells JSON from UBJSON by the first two bytes
+        # XGBoost's JSON reader checks its bounds: parse here only to say why it refuses (saves ~50% of the load)
+        problem = diagnose_xgboost_json(path, data) if b'"learner"' not in data else None
+    if problem:
+        raise ValueError(problem)
+    booster = xgb.Booster()
+    try:
+        booster.load_model(data)  # from the bytes: the file name's extension does not matter
+    except (xgb.core.XGBoostError, UnicodeDecodeError) as error:  # the latter: XGBoost's message is not UTF-8
+        problem = diagnose_xgboost_json(path, data) if kind == "json" else None
+        raise ValueError(problem or f"{path}: XGBoost cannot load it: {engine_message(error)}") from None
+    return booster
+
+
+def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
+             early_stopping: int | None, eval_at: int, engine_params: dict | None, seed: int):
+    """Train through ``xgboost.dask.train`` with ``obj=`` and the rows' ``qid`` on ``client``'s cluster
+    (:func:`plboost.engines.dask.train_dask`): ``(booster, parameters, validation history, best iteration)``."""
+    import xgboost.dask  # noqa: F401 - registers xgb.dask
+
+    params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
+                            eval_at=eval_at, engine_params=engine_params)
+    _check_on_two_rows(params, engine_params)
+    matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
+    evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []
+    try:
+        output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
+                                obj=None if isinstance(objective, str) else objective,
+                                early_stopping_rounds=early_stopping or None, verbose_eval=False)
+    except xgb.core.XGBoostError as error:
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+    booster = output["booster"]
+    history = [float(v) for v in output["history"].get("valid", {}).get(f"ndcg@{eval_at}", [])]
+    return booster, params, history, booster.best_iteration + 1 if early_stopping else None
+
+
+def _check_on_two_rows(params: dict, given: dict | None) -> None:
+    """Raise ValueError for parameters XGBoost refuses, found on two rows here rather than by every Dask worker
+    (each would log its error and traceback)."""
+    X, labels = np.zeros((2, 1)), np.array([0.0, 1.0])
+    try:
+        xgb.train({**params, "verbosity": 0}, xgb.DMatrix(X, labels, group=[2]), num_boost_round=1)
+    except xgb.core.XGBoostError as error:
+        raise engine_refusal(ENGINE.label, error, params, given) from error

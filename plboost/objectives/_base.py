@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .._engine_registry import ENGINES, engine_of
 from .._jit import kernel, over_queries
 from .._numerics import stable_argsort
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
@@ -311,7 +312,7 @@ class RankingObjective:
         with two Numba threads, 0.68 s with one, 0.63 s for XGBoost's own rank:ndcg.
         """
         query_data, weights = self._query_data_of(data)
-        if type(data).__module__.startswith("xgboost"):
+        if self._engine_of(data).own_openmp:
             with _numba_threads(1):
                 return self._compute(preds, query_data, weights)
         return self._compute(preds, query_data, weights)
@@ -334,53 +335,47 @@ class RankingObjective:
         plboost_objective.__qualname__ = f"{type(self).__name__}.sklearn"
         return plboost_objective
 
-    def _query_data_of(self, dataset) -> tuple[QueryData, np.ndarray | None]:
-        """Labels, query offsets and per-document weights of an ``lgb.Dataset`` or ``xgb.DMatrix``."""
-        kind = type(dataset).__module__.split(".")[0]
-        if kind == "lightgbm":
-            boundaries = dataset.get_field("group")
-            labels = dataset.get_label()
-            weights = dataset.get_weight()
-            hint = "build the lgb.Dataset with group=<query sizes>"
-        elif kind == "xgboost":
-            boundaries = dataset.get_uint_info("group_ptr")
-            labels = dataset.get_label()
-            weights = dataset.get_weight()
-            hint = "build the xgb.DMatrix with qid=... or call set_group(<query sizes>)"
-        else:
-            raise TypeError(f"{type(self).__name__} is called by LightGBM or XGBoost with (preds, dataset); got a "
+    def _engine_of(self, dataset):
+        engine = engine_of(dataset, default=None)
+        if engine is None:
+            labels = " or ".join(engine.label for engine in ENGINES.values())
+            raise TypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset); got a "
                             f"{type(dataset).__name__}. For lgb.LGBMRanker pass objective={type(self).__name__}(...)"
                             ".sklearn(); for arrays use .gradients(scores, labels, offsets)")
+        return engine
+
+    def _query_data_of(self, dataset) -> tuple[QueryData, np.ndarray | None]:
+        """Labels, query offsets and per-document weights of a dataset of an engine (``lgb.Dataset``,
+        ``xgb.DMatrix``)."""
+        engine = self._engine_of(dataset)
+        labels, boundaries, weights = engine.query_fields(dataset)
         if boundaries is None or len(boundaries) == 0:
-            raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: {hint}")
+            raise ValueError(f"{type(self).__name__} needs query groups, but the training data has none: "
+                             f"{engine.group_hint}")
         n_docs = len(labels)
 
         def build() -> QueryData:
-            if kind == "lightgbm":
-                self._check_whole_queries(dataset)
+            self._check_whole_queries(dataset, engine)
             return QueryData.from_arrays(labels, boundaries)
 
         query_data = self._memoized(dataset, labels, boundaries, build)
         if weights is not None and len(weights) != 0:
-            if kind == "xgboost":  # one weight per query
-                weights = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(query_data.offsets))
-            weights = _as_weights(weights, n_docs)
+            weights = _as_weights(engine.document_weights(weights, query_data.offsets), n_docs)
         else:
             weights = None
         return query_data, weights
 
-    def _check_whole_queries(self, dataset) -> None:
-        """Refuse an ``lgb.Dataset`` that is a subset (``Dataset.subset``) keeping part of a query.
+    def _check_whole_queries(self, dataset, engine) -> None:
+        """Refuse a dataset that is a subset of another keeping part of a query (LightGBM's ``Dataset.subset``).
 
         ``lgb.cv`` splits rows, not queries, when the objective is a callable, unless given ``folds=``;
         ``Dataset.subset`` then counts the kept rows of each query of its reference as the subset's query
         sizes, so the objective would see truncated queries and the validation folds hold their other rows.
         """
-        used = getattr(dataset, "used_indices", None)
-        reference = getattr(dataset, "reference", None)
-        if used is None or reference is None:
+        subset = engine.subset_of(dataset)
+        if subset is None:
             return
-        offsets = reference.get_field("group")
+        used, offsets = subset
         if offsets is None or len(offsets) == 0:
             return
         cut, kept = cut_queries(offsets, used)

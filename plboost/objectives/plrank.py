@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._params import LEAF_VALUES
+from .._params import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
@@ -491,7 +491,7 @@ class PLRank(RankingObjective):
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
                     # exact Newton leaves (plboost.engines.exact_leaves) are PLRank's, on LightGBM only
-                    "leaf_values": {"choices": LEAF_VALUES, "default": "diagonal", "engines": ("lightgbm",)}}
+                    "leaf_values": {"choices": LEAF_VALUES, "default": "diagonal", "engines": EXACT_LEAF_ENGINES}}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  skip_uniform_queries: bool = True, compress_contexts: bool = True,

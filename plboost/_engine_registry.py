@@ -1,0 +1,309 @@
+"""The engines plboost trains with, one object each: the one module that knows them.
+
+An :class:`Engine` holds what the rest of plboost would otherwise decide by the engine's name: its name and
+label, its built-in ranking objectives, how to tell its dataset (``lgb.Dataset``, ``xgb.DMatrix``) and read
+labels, query boundaries and weights from it, how to predict with and save a booster, the parameter names
+that mean what plboost sets itself, and the module that trains with it (:attr:`Engine.adapter`, a module of
+:mod:`plboost.engines` with ``train``, ``fit_dask`` and ``load_booster``). :data:`ENGINES` registers them by
+name, as :data:`plboost.objectives.OBJECTIVES` registers the objectives; a third engine is one more
+:class:`Engine` subclass and adapter module, and its entry in the ``registry(...)`` line below.
+
+This module imports nothing of plboost but :mod:`plboost._queries`, and an engine's library only when a
+method needs it, so that the objectives (which recognise the engine calling them) and the engines' modules
+(which import the objectives) can both import it.
+
+>>> from plboost._engine_registry import ENGINES, get_engine
+>>> sorted(ENGINES)
+['lightgbm', 'xgboost']
+>>> get_engine("catboost")
+Traceback (most recent call last):
+ValueError: unknown engine 'catboost'; choose one of lightgbm, xgboost
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._queries import offsets_from_boundaries, offsets_from_sizes
+
+
+class Engine:
+    """One gradient-boosting library plboost trains with (subclass it, and register an instance)."""
+
+    #: the name ``--engine``, result files and :data:`ENGINES` use; also the library's import name
+    name: ClassVar[str]
+    #: the name messages use
+    label: ClassVar[str]
+    #: the engine's own ranking objectives that plboost can train and compare against
+    builtin_objectives: ClassVar[tuple[str, ...]]
+    #: the module of :mod:`plboost.engines` that trains with it: ``train(objective, train_data, valid_data,
+    #: **options)``, ``fit_dask(...)`` and ``load_booster(path, kind, data)``
+    adapter: ClassVar[str]
+    #: the class of the library whose instances the engine hands a custom objective
+    dataset_class: ClassVar[str]
+    #: that class as messages name it
+    dataset_label: ClassVar[str]
+    #: how to give a dataset of the engine its queries (for messages)
+    group_hint: ClassVar[str]
+    #: the model file formats it loads (as :func:`plboost.engines._model_files.read_model_file` names them)
+    model_formats: ClassVar[tuple[str, ...]]
+    #: whether trees can have their leaves rewritten (``leaf_values="exact"``)
+    exact_leaves: ClassVar[bool] = False
+    #: whether the library ships its own OpenMP runtime, whose idle threads spin against Numba's
+    own_openmp: ClassVar[bool] = False
+    #: whether parameters the library does not know are refused (it would only warn)
+    refuses_unknown_params: ClassVar[bool] = False
+    #: what plboost sets itself, by the engine's canonical parameter name -> what it is
+    #: ("objective", "metric", "eval_at", "rounds", "early_stopping")
+    set_by_plboost: ClassVar[Mapping[str, str]]
+    #: the run settings a configuration records, by the engine's parameter name -> what it is
+    #: ("learning_rate", "leaves", "seed")
+    run_settings: ClassVar[Mapping[str, str]]
+
+    def __repr__(self) -> str:
+        return f"<engine {self.name}>"
+
+    def library(self):
+        """The engine's library, imported."""
+        return importlib.import_module(self.name)
+
+    @property
+    def version(self) -> str:
+        return self.library().__version__
+
+    @property
+    def error_type(self) -> type[Exception]:
+        """The exception class the library raises for its own errors."""
+        raise NotImplementedError
+
+    # datasets -----------------------------------------------------------------------------------------
+    def owns(self, data) -> bool:
+        """Whether ``data`` is a dataset of this engine (without importing the library if it is not loaded)."""
+        library = sys.modules.get(self.name)
+        return library is not None and isinstance(data, getattr(library, self.dataset_class))
+
+    def query_fields(self, dataset) -> tuple[np.ndarray, Any, Any]:
+        """Labels, query boundaries (offsets from 0; empty or None without queries) and weights (empty or None
+        without) of a dataset of the engine, as the engine holds them."""
+        raise NotImplementedError
+
+    def document_weights(self, weights, offsets) -> np.ndarray:
+        """One weight per document from the weights :meth:`query_fields` read."""
+        return weights
+
+    def subset_of(self, dataset):
+        """``(used_indices, the reference's query boundaries)`` of a dataset that is a subset of rows of another
+        one, else None."""
+        return None
+
+    def query_offsets(self, data) -> np.ndarray:
+        """Query offsets (``n_queries + 1`` entries from 0) of a dataset of the engine; ValueError without."""
+        raise NotImplementedError
+
+    # boosters -----------------------------------------------------------------------------------------
+    def predict(self, booster, X, trees: int | None = None) -> np.ndarray:
+        """Raw scores of the first ``trees`` rounds (all with None)."""
+        raise NotImplementedError
+
+    def save(self, booster, path, trees: int) -> None:
+        """Save the first ``trees`` rounds in the engine's own format."""
+        raise NotImplementedError
+
+    def n_features(self, booster) -> int:
+        raise NotImplementedError
+
+    def trained_rounds(self, booster) -> int:
+        raise NotImplementedError
+
+    # parameters ---------------------------------------------------------------------------------------
+    def canonical_names(self) -> dict:
+        """Every parameter name the engine knows -> its canonical name (empty: no alias table)."""
+        return {}
+
+    def is_plboost_ndcg(self, values: list, eval_at: int | None) -> bool:
+        """Whether the metric parameter's ``values`` name the NDCG plboost sets anyway."""
+        return False
+
+
+class LightGBM(Engine):
+    name = "lightgbm"
+    label = "LightGBM"
+    builtin_objectives = ("lambdarank", "rank_xendcg", "regression")
+    adapter = "plboost.engines.lightgbm"
+    dataset_class = "Dataset"
+    dataset_label = "lgb.Dataset"
+    group_hint = "build the lgb.Dataset with group=<query sizes>"
+    model_formats = ("text",)
+    exact_leaves = True
+    refuses_unknown_params = True
+    set_by_plboost = MappingProxyType({"objective": "objective", "metric": "metric", "eval_at": "eval_at",
+                                       "num_iterations": "rounds", "early_stopping_round": "early_stopping"})
+    run_settings = MappingProxyType({"learning_rate": "learning_rate", "num_leaves": "leaves", "seed": "seed"})
+    #: metric names that are LightGBM's NDCG (a metric= engine parameter naming it changes nothing)
+    NDCG_NAMES = frozenset({"ndcg", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"})
+
+    @property
+    def error_type(self):
+        return self.library().basic.LightGBMError
+
+    def query_fields(self, dataset):
+        return dataset.get_label(), dataset.get_field("group"), dataset.get_weight()
+
+    def subset_of(self, dataset):
+        used = getattr(dataset, "used_indices", None)
+        reference = getattr(dataset, "reference", None)
+        if used is None or reference is None:
+            return None
+        return used, reference.get_field("group")
+
+    def query_offsets(self, data):
+        try:
+            sizes = data.get_group()
+        except Exception as error:  # LightGBM raises a bare Exception for fields of an unconstructed Dataset
+            raise ValueError("data: this lgb.Dataset has no group= and is not constructed; build it with group=<query "
+                             "sizes>, or call .construct() first if its groups come from a file") from error
+        if sizes is None or len(sizes) == 0:
+            raise ValueError("data: this lgb.Dataset has no query groups; build it with group=<query sizes>")
+        constructed = getattr(data, "_handle", None) is not None
+        return offsets_from_sizes(np.asarray(sizes), data.num_data() if constructed else None, name="group")
+
+    def predict(self, booster, X, trees=None):
+        return booster.predict(X, num_iteration=trees, raw_score=True)
+
+    def save(self, booster, path, trees):
+        booster.save_model(str(path), num_iteration=trees)
+
+    def n_features(self, booster):
+        return booster.num_feature()
+
+    def trained_rounds(self, booster):
+        return booster.current_iteration()
+
+    def canonical_names(self):
+        return _lightgbm_aliases()
+
+    def is_plboost_ndcg(self, values, eval_at):
+        return len(values) == 1 and str(values[0]).strip().lower() in self.NDCG_NAMES
+
+
+@functools.cache
+def _lightgbm_aliases() -> dict:
+    try:
+        from lightgbm.basic import _ConfigAliases
+
+        aliases = _ConfigAliases._get_all_param_aliases()
+    except Exception:  # a LightGBM without the list: leave the parameters to LightGBM
+        return {}
+    names = {name: name for name in aliases}
+    for name, others in aliases.items():
+        names.update({alias: name for alias in others if alias not in aliases})
+    return names
+
+
+class XGBoost(Engine):
+    name = "xgboost"
+    label = "XGBoost"
+    builtin_objectives = ("rank:ndcg", "rank:pairwise")
+    adapter = "plboost.engines.xgboost"
+    dataset_class = "DMatrix"
+    dataset_label = "xgb.DMatrix"
+    group_hint = "build the xgb.DMatrix with qid=... or call set_group(<query sizes>)"
+    model_formats = ("json", "ubj")
+    own_openmp = True
+    set_by_plboost = MappingProxyType({"objective": "objective", "eval_metric": "metric", "num_boost_round": "rounds",
+                                       "n_estimators": "rounds", "early_stopping_rounds": "early_stopping"})
+    run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
+                                     "seed": "seed", "random_state": "seed"})
+
+    @property
+    def error_type(self):  # a ValueError whose text ends in a C++ stack trace
+        return self.library().core.XGBoostError
+
+    def query_fields(self, dataset):
+        return dataset.get_label(), dataset.get_uint_info("group_ptr"), dataset.get_weight()
+
+    def document_weights(self, weights, offsets):  # one weight per query
+        return np.repeat(np.asarray(weights, dtype=np.float32), np.diff(offsets))
+
+    def query_offsets(self, data):
+        boundaries = data.get_uint_info("group_ptr")
+        if len(boundaries) == 0:
+            raise ValueError("data: this xgb.DMatrix has no query groups; build it with qid=... or call "
+                             "set_group(<query sizes>)")
+        return offsets_from_boundaries(boundaries, data.num_row(), name="group_ptr")
+
+    def predict(self, booster, X, trees=None):
+        xgb = self.library()
+        matrix = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
+        return booster.predict(matrix, output_margin=True, iteration_range=(0, trees or 0))
+
+    def save(self, booster, path, trees):
+        booster[:trees].save_model(str(path))
+
+    def n_features(self, booster):
+        return booster.num_features()
+
+    def trained_rounds(self, booster):
+        return booster.num_boosted_rounds()
+
+    def is_plboost_ndcg(self, values, eval_at):
+        return eval_at is not None and len(values) == 1 and str(values[0]).strip() == f"ndcg@{eval_at}"
+
+
+def registry(*engines: Engine) -> Mapping[str, Engine]:
+    """Engines by their ``name`` (read-only), refusing a name given twice."""
+    by_name: dict[str, Engine] = {}
+    for engine in engines:
+        if engine.name in by_name:
+            raise ValueError(f"two engines are named {engine.name!r}")
+        by_name[engine.name] = engine
+    return MappingProxyType(by_name)
+
+
+LIGHTGBM, XGBOOST = LightGBM(), XGBoost()
+#: the engines by name: ``name in ENGINES`` and iterating give the names, ``ENGINES[name]`` the engine
+ENGINES = registry(LIGHTGBM, XGBOOST)
+#: the engine a run trains with unless told otherwise
+DEFAULT_ENGINE = LIGHTGBM.name
+
+
+def get_engine(engine: str | Engine) -> Engine:
+    """The engine of that name (an :class:`Engine` is returned as it is); ValueError naming the choices."""
+    if isinstance(engine, Engine):
+        return engine
+    try:
+        return ENGINES[engine]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}") from None
+
+
+def engine_of(data, default: Any = ...) -> Engine:
+    """The engine whose dataset ``data`` is (an ``lgb.Dataset``, an ``xgb.DMatrix``, ...); TypeError naming
+    the dataset classes if none, or ``default`` when one is given."""
+    for engine in ENGINES.values():
+        if engine.owns(data):
+            return engine
+    if default is not ...:
+        return default
+    raise TypeError(f"expected a dataset of an engine ({dataset_labels(' or ')}), got a {type(data).__name__}")
+
+
+def dataset_labels(separator: str = ", ") -> str:
+    """The engines' dataset classes as messages name them: ``"lgb.Dataset, xgb.DMatrix"``."""
+    return separator.join(engine.dataset_label for engine in ENGINES.values())
+
+
+def engine_of_model_format(kind: str) -> Engine:
+    """The engine that loads model files of the format ``kind``."""
+    return next(engine for engine in ENGINES.values() if kind in engine.model_formats)
+
+
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "LIGHTGBM", "XGBOOST", "Engine", "LightGBM", "XGBoost", "dataset_labels",
+           "engine_of", "engine_of_model_format", "get_engine", "registry"]

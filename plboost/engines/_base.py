@@ -1,0 +1,101 @@
+"""What the engines' adapters share: the trained model, an engine's refusal as a ValueError, an objective's name.
+
+The adapters (:mod:`plboost.engines.lightgbm`, :mod:`plboost.engines.xgboost`, :mod:`plboost.engines.dask`)
+import this module, not :mod:`plboost.engines`, which finds them through the engine registry
+(:attr:`plboost._engine_registry.Engine.adapter`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._engine_registry import get_engine
+from ..objectives import RankingObjective
+
+
+@dataclass
+class TrainedModel:
+    """A trained booster and how it was trained."""
+
+    engine: str
+    booster: Any
+    objective: str
+    objective_params: dict
+    engine_params: dict
+    train_seconds: float
+    rounds: int
+    #: number of rounds (1-based) with the best validation score, when early stopping was on
+    best_iteration: int | None
+    valid_history: list[float] = field(default_factory=list)
+    #: seconds of training spent rewriting leaves (``leaf_values="exact"``), else None
+    leaf_refit_seconds: float | None = None
+
+    @property
+    def trees_used(self) -> int:
+        """Boosting rounds in the model used for prediction: the best one under early stopping."""
+        return self.best_iteration if self.best_iteration else self.rounds
+
+    def predict(self, X) -> np.ndarray:
+        """Raw scores of the first :attr:`trees_used` rounds."""
+        return get_engine(self.engine).predict(self.booster, X, self.trees_used)
+
+    def save(self, path) -> None:
+        """Save in the engine's own format (LightGBM text; XGBoost JSON or UBJSON by the extension).
+
+        Only the first :attr:`trees_used` rounds are kept. The file is an ordinary model of the engine:
+        loading it and predicting needs no plboost.
+        """
+        get_engine(self.engine).save(self.booster, path, self.trees_used)
+
+
+@dataclass
+class SavedModel:
+    """A model file loaded back with its engine alone (no plboost needed to predict)."""
+
+    engine: str
+    booster: Any
+    n_features: int
+
+    def predict(self, X) -> np.ndarray:
+        """Raw scores."""
+        return get_engine(self.engine).predict(self.booster, X)
+
+
+def engine_message(error: BaseException) -> str:
+    """The first line of an engine's error message, without its time stamp, source position and stack trace."""
+    text = str(error).strip()
+    first = text.splitlines()[0].strip() if text else type(error).__name__
+    first = re.sub(r"^\[\d\d:\d\d:\d\d\] ", "", first)
+    first = re.sub(r"^\S+\.(?:cc|cpp|cu|h|hpp):\d+: ", "", first)
+    return re.sub(r" at \S+\.(?:cc|cpp|cu|h|hpp), line \d+ ?\.?$", "", first)
+
+
+def engine_refusal(engine: str, error: BaseException, params: dict, given: dict | None = None) -> ValueError:
+    """A ValueError for an engine's error at training time, naming the parameter it is about when possible.
+
+    The parameter is the first of ``given`` (the user's engine parameters), then of ``params`` (all of
+    them), whose name the engine's message holds, else one of ``given`` whose text value it holds (LightGBM
+    says "Unknown token x" for ``learning_rate="x"``).
+    """
+    message = engine_message(error)
+    given = given or {}
+    named = [key for key in [*given, *params] if re.search(rf"\b{re.escape(str(key))}\b", message)]
+    if not named:
+        named = [key for key, value in given.items()
+                 if isinstance(value, str) and value and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", message)]
+    if named:
+        key = named[0]
+        value = given[key] if key in given else params[key]
+        return ValueError(f"{engine} refuses the parameter {key}={value!r}: {message}")
+    return ValueError(f"{engine} refuses to train: {message}")
+
+
+def describe_objective(objective) -> tuple[str, dict]:
+    """Name and parameters of an objective given as an instance or a built-in name."""
+    if isinstance(objective, RankingObjective):
+        return objective.name, objective.get_params()
+    return str(objective), {}

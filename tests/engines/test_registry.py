@@ -1,0 +1,96 @@
+"""The engine registry (plboost._engine_registry): the engines, looked up by name or recognised by their dataset."""
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+import plboost.engines
+from plboost._engine_registry import ENGINES, Engine, dataset_labels, engine_of, get_engine, registry
+from plboost.data import RankingData
+
+
+def test_the_registry_lists_both_engines_by_name():
+    assert list(ENGINES) == ["lightgbm", "xgboost"]
+    assert all(isinstance(engine, Engine) and engine.name == name for name, engine in ENGINES.items())
+    # the public names of plboost.engines are the registry's
+    assert plboost.engines.ENGINES is ENGINES
+    assert "xgboost" in plboost.engines.ENGINES and "catboost" not in plboost.engines.ENGINES
+    assert plboost.engines.BUILTIN_OBJECTIVES == {"lightgbm": ("lambdarank", "rank_xendcg", "regression"),
+                                                  "xgboost": ("rank:ndcg", "rank:pairwise")}
+
+
+def test_the_registry_is_read_only_and_refuses_a_name_given_twice():
+    with pytest.raises(TypeError):
+        ENGINES["catboost"] = ENGINES["lightgbm"]
+    with pytest.raises(ValueError, match="two engines are named 'lightgbm'"):
+        registry(ENGINES["lightgbm"], ENGINES["lightgbm"])
+
+
+def test_an_engine_is_found_by_its_name():
+    assert get_engine("lightgbm").label == "LightGBM"
+    assert get_engine("xgboost").label == "XGBoost"
+    assert get_engine("lightgbm").error_type is lgb.basic.LightGBMError
+    assert get_engine("xgboost").error_type is xgb.core.XGBoostError
+    assert get_engine("xgboost").version == xgb.__version__
+    assert plboost.engines.DEFAULT_ENGINE == "lightgbm"
+    assert get_engine(ENGINES["xgboost"]) is ENGINES["xgboost"]
+
+
+@pytest.mark.parametrize("name", ["catboost", "LightGBM", "", None, ["lightgbm"]])
+def test_an_unknown_engine_name_is_refused_naming_the_choices(name):
+    with pytest.raises(ValueError, match=r"unknown engine .*; choose one of lightgbm, xgboost$"):
+        get_engine(name)
+    with pytest.raises(ValueError, match="choose one of lightgbm, xgboost"):
+        plboost.engines.check_engine(name)
+
+
+def _data():
+    return RankingData(np.arange(8, dtype=np.float32).reshape(4, 2), np.array([1.0, 0.0, 2.0, 0.0]),
+                       np.array([0, 1]), np.array([0, 2, 4]))
+
+
+def test_a_dataset_of_each_engine_is_recognised():
+    data = _data()
+    assert engine_of(data.to_lightgbm()) is ENGINES["lightgbm"]
+    assert engine_of(data.to_xgboost()) is ENGINES["xgboost"]
+    assert engine_of(xgb.QuantileDMatrix(data.X, data.labels, qid=np.array([0, 0, 1, 1]))) is ENGINES["xgboost"]
+
+    class OwnDataset(lgb.Dataset):  # a subclass defined outside the library is recognised too
+        pass
+
+    assert engine_of(OwnDataset(data.X, data.labels, group=[2, 2])) is ENGINES["lightgbm"]
+
+
+@pytest.mark.parametrize("data", [np.zeros((2, 2)), [1, 2], "train.txt", None], ids=type)
+def test_something_that_is_no_engine_dataset_is_refused_clearly(data):
+    with pytest.raises(TypeError, match=rf"expected a dataset of an engine \(lgb.Dataset or xgb.DMatrix\), got a "
+                                        rf"{type(data).__name__}$"):
+        engine_of(data)
+    assert engine_of(data, default=None) is None
+    assert dataset_labels() == "lgb.Dataset, xgb.DMatrix"
+
+
+def test_each_engine_reads_labels_and_queries_of_its_dataset():
+    data = _data()
+    for dataset in (data.to_lightgbm().construct(), data.to_xgboost()):
+        engine = engine_of(dataset)
+        labels, boundaries, _ = engine.query_fields(dataset)
+        np.testing.assert_array_equal(labels, data.labels)
+        np.testing.assert_array_equal(np.asarray(boundaries), [0, 2, 4])
+        np.testing.assert_array_equal(engine.query_offsets(dataset), [0, 2, 4])
+
+
+def test_only_lightgbm_takes_exact_leaf_values():
+    from plboost._params import EXACT_LEAF_ENGINES, check_leaf_values
+
+    assert EXACT_LEAF_ENGINES == ("lightgbm",)
+    with pytest.raises(ValueError, match="is for LightGBM only .*; XGBoost trains with the diagonal hessians"):
+        check_leaf_values("exact", "xgboost", "plrank")
+
+
+def test_each_engine_trains_through_its_adapter_module():
+    for name, engine in ENGINES.items():
+        module = plboost.engines.adapter(name)
+        assert module.__name__ == engine.adapter
+        assert callable(module.train) and callable(module.fit_dask) and callable(module.load_booster)
