@@ -1,0 +1,101 @@
+"""plboost's modules import one way: a walk over every import statement of the package (at the top of a module
+or inside a function alike; those under ``if TYPE_CHECKING:`` are not run and do not count) finds no cycle."""
+
+import ast
+from pathlib import Path
+
+import plboost
+
+PACKAGE = Path(plboost.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_type_checking(node) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imported_modules(name: str, path: Path, known: dict) -> set[str]:
+    """The plboost modules that ``name`` imports: ``from p import x`` counts as the submodule ``p.x`` when there is
+    one, else as ``p``. A package's ``__init__`` runs before any of its submodules as Python imports them; like
+    every tool of the kind, the walk leaves that implicit step out and counts what the statements name."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets = set()
+
+    def visit(node):
+        if _is_type_checking(node):
+            return
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            submodules = {f"{module}.{alias.name}" for alias in node.names} & set(known)
+            targets.update(submodules)
+            if len(submodules) < len(node.names):  # names defined by the module itself
+                targets.add(module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return {target for target in targets if target in known and target != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imported_modules(name, path, known) for name, path in known.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def connect(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_the_walk_sees_imports_inside_functions_and_relative_ones():
+    graph = import_graph()
+    assert "plboost.objectives" in graph["plboost.engines"]  # from ..objectives import ..., at the top
+    assert "plboost.experiment.spec" in graph["plboost.experiment.running"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_plboost_has_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(component) for component in found)
