@@ -66,6 +66,10 @@ class Engine:
     #: the run settings a configuration records, by the engine's parameter name -> what it is
     #: ("learning_rate", "leaves", "seed")
     run_settings: ClassVar[Mapping[str, str]]
+    #: the tree parameters ``compare --tune`` searches, as :class:`plboost.tuning.Dimension` fields by name
+    search_space: ClassVar[Mapping[str, dict]] = MappingProxyType({})
+    #: the searched parameters of its built-in objectives, by objective (none: nothing to search)
+    builtin_search_spaces: ClassVar[Mapping[str, Mapping[str, dict]]] = MappingProxyType({})
 
     def __repr__(self) -> str:
         return f"<engine {self.name}>"
@@ -127,6 +131,10 @@ class Engine:
         """Every parameter name the engine knows -> its canonical name (empty: no alias table)."""
         return {}
 
+    def completed_params(self, params: dict) -> dict:
+        """``params`` with what the engine needs besides them to do what they say (a copy)."""
+        return dict(params)
+
     def is_plboost_ndcg(self, values: list, eval_at: int | None) -> bool:
         """Whether the metric parameter's ``values`` name the NDCG plboost sets anyway."""
         return False
@@ -146,6 +154,23 @@ class LightGBM(Engine):
     set_by_plboost = MappingProxyType({"objective": "objective", "metric": "metric", "eval_at": "eval_at",
                                        "num_iterations": "rounds", "early_stopping_round": "early_stopping"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "num_leaves": "leaves", "seed": "seed"})
+    search_space = MappingProxyType({
+        "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
+        "num_leaves": {"low": 7, "high": 255, "log": True, "default": 31},
+        "min_data_in_leaf": {"low": 1, "high": 200, "log": True, "default": 20},
+        "feature_fraction": {"low": 0.4, "high": 1.0, "default": 1.0},
+        # exact leaves (plboost.engines.exact_leaves) refuse bagging: a leaf's Newton step is over all documents
+        "bagging_fraction": {"low": 0.4, "high": 1.0, "default": 1.0, "only_if": ("leaf_values", "diagonal")},
+        # its default 0 is 1e-8 in the search
+        "lambda_l2": {"low": 1e-8, "high": 10.0, "log": True, "default": 1e-8}})
+    builtin_search_spaces = MappingProxyType({
+        "lambdarank": {"lambdarank_truncation_level": {"low": 5, "high": 60, "default": 30}}})
+
+    def completed_params(self, params):
+        params = dict(params)
+        if "bagging_fraction" in params:
+            params.setdefault("bagging_freq", 1)  # LightGBM bags only with bagging_freq > 0
+        return params
     #: metric names that are LightGBM's NDCG (a metric= engine parameter naming it changes nothing)
     NDCG_NAMES = frozenset({"ndcg", "lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"})
 
@@ -221,6 +246,14 @@ class XGBoost(Engine):
                                        "n_estimators": "rounds", "early_stopping_rounds": "early_stopping"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
                                      "seed": "seed", "random_state": "seed"})
+    # trees grow leaf-wise here, as LightGBM's do (see plboost.engines.xgboost), so num_leaves is searched too
+    search_space = MappingProxyType({
+        "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
+        "num_leaves": {"low": 7, "high": 255, "log": True, "default": 31},
+        "min_child_weight": {"low": 1e-3, "high": 10.0, "log": True, "default": 1.0},
+        "colsample_bytree": {"low": 0.4, "high": 1.0, "default": 1.0},
+        "subsample": {"low": 0.4, "high": 1.0, "default": 1.0},
+        "reg_lambda": {"low": 1e-8, "high": 10.0, "log": True, "default": 1.0}})
 
     @property
     def error_type(self):  # a ValueError whose text ends in a C++ stack trace

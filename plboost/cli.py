@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
-from .engines import BUILTIN_OBJECTIVES, ENGINES
+from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
 from .objectives import OBJECTIVES
 from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of, split_reads
 
@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_training_options(parser):
-    parser.add_argument("--engine", choices=ENGINES, default="lightgbm")
+    parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE)
     parser.add_argument("--rounds", type=_positive_int, default=100, help="boosting rounds (default 100)")
     parser.add_argument("--learning-rate", type=float, default=0.1)
     parser.add_argument("--num-leaves", type=_positive_int, default=31)
@@ -309,8 +309,6 @@ def main(argv=None) -> int:
 def failure_message(error: BaseException) -> str | None:
     """One line for an error a user can cause (bad input, a path that cannot be read or written, a full
     disk, too little memory, an engine refusing a parameter); None for a bug, which keeps its traceback."""
-    import lightgbm
-
     if isinstance(error, OSError) and not isinstance(error, FileNotFoundError) and error.filename is not None:
         return f"{error.filename}: {error.strerror or error}"
     if isinstance(error, OSError) and error.errno == errno.ENOSPC:
@@ -318,14 +316,11 @@ def failure_message(error: BaseException) -> str | None:
     if isinstance(error, MemoryError):
         return (f"out of memory ({str(error) or 'no detail'}): try smaller data, sparse input (dense=False in Python) "
                 "or a machine with more memory")
-    import xgboost
-
     from .engines import engine_message
 
-    if isinstance(error, xgboost.core.XGBoostError):  # a ValueError whose text is a C++ stack trace
-        return f"XGBoost: {engine_message(error)}"
-    if isinstance(error, lightgbm.basic.LightGBMError):
-        return f"LightGBM: {engine_message(error)}"
+    for engine in ENGINES.values():  # before ValueError: XGBoost's errors are ValueErrors with a C++ stack trace
+        if isinstance(error, engine.error_type):
+            return f"{engine.label}: {engine_message(error)}"
     if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError, MissingExtra)):
         return str(error)
     return None
@@ -416,7 +411,7 @@ def _compare(args) -> int:
         raise ValueError("--plot needs --out (the PNG is written there)")
     if args.plot:
         plotting()  # a missing matplotlib fails now, not after the training
-    choose_baseline([spec.label for spec in specs], args.baseline)  # a bad name fails before training
+    choose_baseline(specs, args.baseline)  # a bad name fails before training
     check_output_path(args.out, "--out", directory=True)  # a directory it creates holds nothing to overwrite
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
     outputs = dataset_outputs(layouts, args.out)

@@ -75,6 +75,8 @@ _TEST_DESCRIPTIONS = {"t-test": "two-sided paired t-test",
 #: the randomization test draws its resamples in batches of at most this many query values (memory)
 _RESAMPLING_BATCH_VALUES = 10_000_000
 _INTERVAL_BATCH_VALUES = 2_000_000
+#: resamples of a bootstrap interval: percentile intervals want 1,000 or more (Efron and Tibshirani 1993, 19.3)
+INTERVAL_RESAMPLES = 2000
 #: the families Holm's adjustment can run over, by the columns that tell one family from another
 HOLM_FAMILIES = {"metric": ["dataset", "metric", "test"], "table": ["dataset", "test"]}
 
@@ -171,7 +173,8 @@ def _describe_row(row) -> str:
 # tests
 
 def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=TESTS, n_resamples: int = 10000,
-                 seed: int = 0, alpha: float = 0.05, holm_over: str = "metric", level: float = 0.95) -> pd.DataFrame:
+                 seed: int = 0, alpha: float = 0.05, holm_over: str = "metric", level: float = 0.95,
+                 interval_resamples: int = INTERVAL_RESAMPLES) -> pd.DataFrame:
     """Every configuration against ``baseline``, per dataset and metric: paired tests over queries, Holm-adjusted.
 
     Parameters
@@ -195,8 +198,8 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
     holm_over : {"metric", "table"}
         The family Holm adjusts over (:data:`HOLM_FAMILIES`): the configurations of each (dataset, metric,
         test), or all configurations and metrics of each (dataset, test) together.
-    level : float
-        Coverage of the bootstrap interval of each mean difference (:func:`bootstrap_interval`).
+    level, interval_resamples : float, int
+        Coverage and resamples of the bootstrap interval of each mean difference (:func:`bootstrap_interval`).
 
     Returns
     -------
@@ -239,7 +242,7 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
                "interval_high", "p_value", "p_adjusted", "test"]
     table = pd.DataFrame(rows, columns=columns)
     table["p_adjusted"] = _holm_by_group(table, HOLM_FAMILIES[holm_over])
-    intervals = _baseline_intervals(per_query, baseline, metrics, n_resamples, seed, level)
+    intervals = _baseline_intervals(per_query, baseline, metrics, interval_resamples, seed, level)
     for column, number in (("interval_low", 0), ("interval_high", 1)):
         table[column] = [intervals.get((row.dataset, row.configuration, row.metric), (np.nan, np.nan))[number]
                          for row in table.itertuples()]
@@ -268,7 +271,15 @@ def _baseline_intervals(per_query: pd.DataFrame, baseline: str, metrics, n_resam
     return intervals
 
 
-def bootstrap_interval(ours, theirs, *, n_resamples: int = 10000, seed: int = 0,
+def _repeat_means(values: np.ndarray, size: int, rng) -> np.ndarray:
+    """Each query's mean over repeats drawn with replacement, ``size`` times: (size, queries)."""
+    repeats = values.shape[1]
+    counts = np.zeros((size, repeats))
+    np.add.at(counts, (np.arange(size)[:, None], rng.integers(0, repeats, size=(size, repeats))), 1.0)
+    return counts @ values.T / repeats
+
+
+def bootstrap_interval(ours, theirs, *, n_resamples: int = INTERVAL_RESAMPLES, seed: int = 0,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean difference of two configurations over queries and repeats.
 
@@ -288,11 +299,12 @@ def bootstrap_interval(ours, theirs, *, n_resamples: int = 10000, seed: int = 0,
     batch = max(1, _INTERVAL_BATCH_VALUES // n)
     for start in range(0, n_resamples, batch):
         size = min(batch, n_resamples - start)
-        our_repeats = rng.multinomial(ours.shape[1], np.full(ours.shape[1], 1 / ours.shape[1]), size=size)
-        their_repeats = rng.multinomial(theirs.shape[1], np.full(theirs.shape[1], 1 / theirs.shape[1]), size=size)
-        queries = rng.multinomial(n, np.full(n, 1 / n), size=size)
-        per_query = our_repeats @ ours.T / ours.shape[1] - their_repeats @ theirs.T / theirs.shape[1]
-        statistics[start:start + size] = np.einsum("bq,bq->b", queries, per_query) / n
+        queries = rng.integers(0, n, size=(size, n))
+        if ours.shape[1] == theirs.shape[1] == 1:  # nothing to draw over seeds
+            statistics[start:start + size] = (ours[:, 0] - theirs[:, 0])[queries].mean(axis=1)
+            continue
+        per_query = _repeat_means(ours, size, rng) - _repeat_means(theirs, size, rng)  # resamples x queries
+        statistics[start:start + size] = np.take_along_axis(per_query, queries, axis=1).mean(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(statistics, [tail, 1 - tail])
     return float(low), float(high)
@@ -515,7 +527,8 @@ def legend(baseline: str, test: str = "t-test", alpha: float = 0.05, *, n_resamp
             f"splits; Holm-adjusted p < {alpha:g}, the family: {family}{size})")
 
 
-def interval_legend(baseline: str, repeats: int, level: float = 0.95, *, n_resamples: int = 10000) -> str:
+def interval_legend(baseline: str, repeats: int, level: float = 0.95, *,
+                    n_resamples: int = INTERVAL_RESAMPLES) -> str:
     """The sentence explaining the intervals of :func:`paired_tests` (see :func:`bootstrap_interval`)."""
     over = "queries and repeats (each side's seeds drawn anew)" if repeats > 1 else "queries"
     return (f"[low, high]: {level:.0%} percentile bootstrap interval of the mean difference from {baseline}, "

@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ._engine_registry import ENGINES, get_engine
 from .objectives import OBJECTIVES
 
 #: the RunSpec fields a search may set; every other engine dimension goes into ``engine_params``
@@ -88,38 +89,18 @@ class Dimension:
         return f"{self.name}: {kind} {self.low:g}-{self.high:g}{condition}"
 
 
-#: the engines' tree parameters. XGBoost grows trees leaf-wise here, as LightGBM does (see
-#: plboost.engines.xgboost), so both search ``num_leaves``; lambda_l2's default 0 is 1e-8 in the search.
-ENGINE_SPACES = {
-    "lightgbm": (
-        Dimension("learning_rate", 0.01, 0.3, log=True, default=0.1),
-        Dimension("num_leaves", 7, 255, log=True, default=31),
-        Dimension("min_data_in_leaf", 1, 200, log=True, default=20),
-        Dimension("feature_fraction", 0.4, 1.0, default=1.0),
-        # exact leaves (plboost.engines.exact_leaves) refuse bagging: a leaf's Newton step is over all documents
-        Dimension("bagging_fraction", 0.4, 1.0, default=1.0, only_if=("leaf_values", "diagonal")),
-        Dimension("lambda_l2", 1e-8, 10.0, log=True, default=1e-8),
-    ),
-    "xgboost": (
-        Dimension("learning_rate", 0.01, 0.3, log=True, default=0.1),
-        Dimension("num_leaves", 7, 255, log=True, default=31),
-        Dimension("min_child_weight", 1e-3, 10.0, log=True, default=1.0),
-        Dimension("colsample_bytree", 0.4, 1.0, default=1.0),
-        Dimension("subsample", 0.4, 1.0, default=1.0),
-        Dimension("reg_lambda", 1e-8, 10.0, log=True, default=1.0),
-    ),
-}
+#: the engines' tree parameters, as each engine declares them (:attr:`plboost._engine_registry.Engine.search_space`)
+ENGINE_SPACES = {name: tuple(Dimension(dimension, **fields) for dimension, fields in engine.search_space.items())
+                 for name, engine in ENGINES.items()}
 
 #: each objective's own parameters: plboost's, declared by each objective class (``search_space``), and the
 #: engines' ranking objectives'
 OBJECTIVE_SPACES = {
     **{name: tuple(Dimension(dimension, **fields) for dimension, fields in cls.search_space.items())
        for name, cls in OBJECTIVES.items()},
-    "lambdarank": (Dimension("lambdarank_truncation_level", 5, 60, default=30),),
-    "rank_xendcg": (),
-    "regression": (),
-    "rank:ndcg": (),
-    "rank:pairwise": (),
+    **{objective: tuple(Dimension(dimension, **fields)
+                        for dimension, fields in engine.builtin_search_spaces.get(objective, {}).items())
+       for engine in ENGINES.values() for objective in engine.builtin_objectives},
 }
 
 
@@ -199,8 +180,7 @@ def apply_params(spec, space: SearchSpace, params: dict):
             engine_params[name] = value
         else:
             objective_params[name] = value
-    if spec.engine == "lightgbm" and "bagging_fraction" in engine_params:
-        engine_params.setdefault("bagging_freq", 1)  # LightGBM bags only with bagging_freq > 0
+    engine_params = get_engine(spec.engine).completed_params(engine_params)
     return replace(spec, engine_params=engine_params, objective_params=objective_params, **fields)
 
 
@@ -307,9 +287,8 @@ def search(spec, train_trial, *, tuning: Tuning, space: SearchSpace, name: str, 
 
 
 def _trial_errors() -> tuple:
-    import lightgbm
-
-    return (ValueError, lightgbm.basic.LightGBMError)  # XGBoostError is a ValueError
+    """What a trial may raise without ending the search: a parameter an engine refuses."""
+    return (ValueError, *(engine.error_type for engine in ENGINES.values()))
 
 
 def _open_study(optuna, name, storage, provenance, tuning: Tuning, log):

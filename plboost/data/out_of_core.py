@@ -516,7 +516,7 @@ _CLASSES: dict[str, type] = {}
 
 def _lightgbm_rows_class() -> type:
     """A ``lightgbm.Sequence`` over the rows of :class:`OutOfCoreData` (made when LightGBM is first needed)."""
-    if "lightgbm" not in _CLASSES:
+    if "Rows" not in _CLASSES:
         import lightgbm as lgb
 
         class Rows(lgb.Sequence):
@@ -546,13 +546,13 @@ def _lightgbm_rows_class() -> type:
                         np.empty((0, self.data.n_features), dtype=self.data.dtype)
                 raise TypeError(f"rows are taken by integer, slice or list, not {type(index).__name__}")
 
-        _CLASSES["lightgbm"] = Rows
-    return _CLASSES["lightgbm"]
+        _CLASSES["Rows"] = Rows
+    return _CLASSES["Rows"]
 
 
 def _xgboost_batches_class() -> type:
     """An ``xgboost.DataIter`` over the batches of :class:`OutOfCoreData` (made when XGBoost is first needed)."""
-    if "xgboost" not in _CLASSES:
+    if "Batches" not in _CLASSES:
         import xgboost as xgb
 
         class Batches(xgb.DataIter):
@@ -575,8 +575,8 @@ def _xgboost_batches_class() -> type:
             def reset(self) -> None:
                 self.position = 0
 
-        _CLASSES["xgboost"] = Batches
-    return _CLASSES["xgboost"]
+        _CLASSES["Batches"] = Batches
+    return _CLASSES["Batches"]
 
 
 def _scratch(prefix: str) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import engines
 from .._params import TABLE_METRICS
 from ..significance import paired_tests
 from . import reports
@@ -157,7 +158,7 @@ class Comparison:
 
     def default_baseline(self, baseline: str | None = None) -> str | None:
         """The configuration the others are tested against: see :func:`choose_baseline`."""
-        return choose_baseline(self.labels, baseline)
+        return choose_baseline(self.specs, baseline)
 
     def significance(self, baseline: str | None = None, *, metrics=TABLE_METRICS, n_resamples: int = 10000,
                      seed: int = 0, holm_over: str = "metric"):
@@ -224,23 +225,30 @@ class Comparison:
         return reports.interval_table(self, significance, metric_names)
 
 
-#: the configuration the others are tested against, when present
-DEFAULT_BASELINE = "lambdarank [lightgbm]"
+#: the configuration the others are tested against, when present: the default engine's first built-in objective
+#: as the engine ships it (LightGBM's lambdarank)
+_BASELINE = (engines.BUILTIN_OBJECTIVES[engines.DEFAULT_ENGINE][0], engines.DEFAULT_ENGINE)
+DEFAULT_BASELINE = "{} [{}]".format(*_BASELINE)
 
 
-def choose_baseline(labels, baseline: str | None = None) -> str | None:
-    """The configuration of ``labels`` to test the others against: ``baseline`` (a label, or an objective
-    name that names exactly one configuration), else :data:`DEFAULT_BASELINE` when present, else None.
+def choose_baseline(specs, baseline: str | None = None) -> str | None:
+    """The label of the configuration of ``specs`` (RunSpecs) to test the others against: ``baseline`` (a label,
+    or an objective name that exactly one configuration trains), else LightGBM's lambdarank with no parameters
+    of its own (:data:`DEFAULT_BASELINE`) when present, else None.
 
-    >>> choose_baseline(["plrank [lightgbm]", "rank:ndcg [xgboost]"], "rank:ndcg")
+    >>> from plboost.experiment.spec import RunSpec
+    >>> choose_baseline([RunSpec(), RunSpec(objective="rank:ndcg", engine="xgboost")], "rank:ndcg")
     'rank:ndcg [xgboost]'
     """
-    labels = list(labels)
+    specs = list(specs)
     if baseline is None:
-        return DEFAULT_BASELINE if DEFAULT_BASELINE in labels else None
+        default = [spec.label for spec in specs if (spec.objective, spec.engine) == _BASELINE
+                   and not spec.objective_params and not spec.engine_params and spec.leaf_values == "diagonal"]
+        return default[0] if default else None
+    labels = [spec.label for spec in specs]
     if baseline in labels:
         return baseline
-    matches = [label for label in labels if label.split(" ")[0].split("(")[0] == baseline]
+    matches = [spec.label for spec in specs if spec.objective == baseline]
     if len(matches) == 1:
         return matches[0]
     raise ValueError(f"--baseline {baseline!r} names {'several' if matches else 'no'} configuration(s); give one "

@@ -25,7 +25,7 @@ class RunSpec:
 
     objective: str = "plrank"
     objective_params: dict = field(default_factory=dict)
-    engine: str = "lightgbm"
+    engine: str = engines.DEFAULT_ENGINE
     rounds: int = 100
     learning_rate: float = 0.1
     num_leaves: int = 31
