@@ -620,13 +620,7 @@ def load_out_of_core(path, *, n_features: int | None = None, dtype=np.float32, z
     -------
     OutOfCoreData
     """
-    path = Path(path)
-    svmlight_parser.check_is_file(path, "ranking data file")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    path, dtype = svmlight_parser.checked_load_arguments(path, n_features, dtype)
     budget = _checked_budget(memory_budget_bytes)
     query_path = svmlight_parser.find_query_file(path, query_file)
 

@@ -83,13 +83,7 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
         UTF-16 or UTF-32, a path that is not a regular file (a pipe, a device), and a dense ``X`` above
         ``max_dense_gib``.
     """
-    path = Path(path)
-    svmlight_parser.check_is_file(path, "ranking data file")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    path, dtype = svmlight_parser.checked_load_arguments(path, n_features, dtype)
     auto = isinstance(max_dense_gib, str) and max_dense_gib == "auto"
     number = isinstance(max_dense_gib, numbers.Real) and not isinstance(max_dense_gib, (bool, np.bool_))
     if not (max_dense_gib is None or auto or (number and max_dense_gib > 0)):

@@ -560,6 +560,19 @@ def check_is_file(path: Path, what: str) -> None:
         raise DataFormatError(path, None, f"not a regular file (a pipe, a device or a socket); give a {what}")
 
 
+def checked_load_arguments(path, n_features, dtype) -> tuple[Path, np.dtype]:
+    """The checks both loaders make first: ``path`` a regular file (see :func:`check_is_file`), ``dtype`` float32
+    or float64, ``n_features`` a positive integer or None. Returns the path and the dtype."""
+    path = Path(path)
+    check_is_file(path, "ranking data file")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    return path, dtype
+
+
 def query_file_candidates(path) -> list[Path]:
     """The query files :func:`load_svmlight` looks for beside ``path`` (``query_file="auto"``), in order, whether
     or not they exist: ``<name>.query`` and, for ``<stem>.gz``, ``<stem>.query``."""
