@@ -532,4 +532,4 @@ def interval_legend(baseline: str, repeats: int, level: float = 0.95, *,
     """The sentence explaining the intervals of :func:`paired_tests` (see :func:`bootstrap_interval`)."""
     over = "queries and repeats (each side's seeds drawn anew)" if repeats > 1 else "queries"
     return (f"[low, high]: {level:.0%} percentile bootstrap interval of the mean difference from {baseline}, "
-            f"resampling {over}, {n_resamples} resamples")
+            f"resampling {over}, {n_resamples} resamples; each interval alone, not adjusted like the markers")
