@@ -2,14 +2,16 @@
 larger than memory) and synthetic data.
 
 The modules, each on the ones before it: :mod:`~plboost.data.ranking_data` (the in-memory dataset),
-:mod:`~plboost.data.svmlight_parser` (the text parser and its errors), :mod:`~plboost.data.svmlight` (the in-memory
-loader), :mod:`~plboost.data.out_of_core` (data on disk, the choice between memory and disk, and files loaded
-together); beside them :mod:`~plboost.data.cache` (parsed files kept on disk) and :mod:`~plboost.data.synthetic`.
+:mod:`~plboost.data.svmlight_parser` (the text parser and its errors), :mod:`~plboost.data.svmlight` (the
+in-memory loader), :mod:`~plboost.data.out_of_core` (data on disk, and the choice between memory and disk),
+:mod:`~plboost.data.splits` (a split's files loaded together, with either loader); beside them
+:mod:`~plboost.data.cache` (parsed files kept on disk) and :mod:`~plboost.data.synthetic`.
 """
 
 from .cache import clear_cache
-from .out_of_core import OutOfCoreData, load_out_of_core, load_splits
+from .out_of_core import OutOfCoreData, load_out_of_core
 from .ranking_data import RankingData
+from .splits import load_splits
 from .svmlight import load_svmlight
 from .svmlight_parser import DataFormatError
 from .synthetic import make_synthetic, write_synthetic_splits

@@ -9,7 +9,8 @@ import xgboost as xgb
 
 from .._engine_registry import XGBOOST as ENGINE
 from .._params import check_leaf_values
-from ..data.out_of_core import OutOfCoreData, training_data
+from ..data.out_of_core import OutOfCoreData
+from ..data.splits import training_data
 from ..objectives import RankingObjective
 from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import engines
 from ..data import OutOfCoreData, RankingData, load_splits
-from ..data.out_of_core import predict_scores
+from ..data.splits import predict_scores
 from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
 from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
 from .planning import PlannedRun, _add_earlier_runs, plan_runs, table_protocol

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import engines, metrics
 from ..data import load_svmlight, make_synthetic
-from ..data.out_of_core import predict_scores
+from ..data.splits import predict_scores
 from .._params import check_leaf_values, import_extra
 from ..engines import TrainedModel
 from ..records import environment_versions

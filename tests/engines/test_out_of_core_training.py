@@ -11,7 +11,8 @@ import pytest
 
 from plboost import metrics
 from plboost.cli import main
-from plboost.data import OutOfCoreData, load_splits, out_of_core, svmlight, svmlight_parser, write_synthetic_splits
+from plboost.data import (OutOfCoreData, load_splits, out_of_core, splits, svmlight, svmlight_parser,
+                          write_synthetic_splits)
 from plboost.engines import train
 from plboost.experiment import RunSpec, run
 from plboost.objectives import PLRank
@@ -45,7 +46,7 @@ def loaded(files, monkeypatch):
 
 
 def ndcg_at_10(model, data):
-    return metrics.ndcg(out_of_core.predict_scores(model, data), data.labels, offsets=data.offsets, k=10)
+    return metrics.ndcg(splits.predict_scores(model, data), data.labels, offsets=data.offsets, k=10)
 
 
 def lightgbm_trees(booster) -> str:
@@ -76,7 +77,7 @@ def test_out_of_core_training_gives_the_in_memory_model(loaded, engine, objectiv
     expected, got = fit(train_data, valid), fit(train_chunks, valid_chunks)
     assert got.valid_history == expected.valid_history and got.trees_used == expected.trees_used
     assert same_model(engine, got, expected)
-    np.testing.assert_array_equal(out_of_core.predict_scores(got, test_chunks), expected.predict(test.X))
+    np.testing.assert_array_equal(splits.predict_scores(got, test_chunks), expected.predict(test.X))
     assert abs(ndcg_at_10(got, test_chunks) - ndcg_at_10(expected, test)) <= 0.002  # the tolerance
 
 
