@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -66,6 +67,9 @@ class Engine:
     #: the run settings a configuration records, by the engine's parameter name -> what it is
     #: ("learning_rate", "leaves", "seed")
     run_settings: ClassVar[Mapping[str, str]]
+    #: the parameters of its built-in objectives (plboost's adapters never set them): given at the engine's
+    #: default, one changes nothing, and a configuration's key leaves it out (:meth:`without_defaults`)
+    objective_parameters: ClassVar[tuple[str, ...]] = ()
     #: the tree parameters ``compare --tune`` searches, as :class:`plboost.tuning.Dimension` fields by name
     search_space: ClassVar[Mapping[str, dict]] = MappingProxyType({})
     #: the searched parameters of its built-in objectives, by objective (none: nothing to search)
@@ -131,6 +135,19 @@ class Engine:
         """Every parameter name the engine knows -> its canonical name (empty: no alias table)."""
         return {}
 
+    def without_defaults(self, objective: str, params: dict) -> dict:
+        """``params`` (canonical names) less the :attr:`objective_parameters` given at the value the engine's
+        built-in ``objective`` has by default (read from the engine itself, once per process)."""
+        if objective not in self.builtin_objectives:
+            return dict(params)
+        defaults = _objective_defaults(self.name, objective)
+        return {name: value for name, value in params.items()
+                if not (name in defaults and _is_engine_text(value, defaults[name]))}
+
+    def _parameter_texts(self, objective: str) -> dict[str, str]:
+        """Every parameter of a fresh booster with the built-in ``objective``, as the engine writes it."""
+        raise NotImplementedError
+
     def completed_params(self, params: dict) -> dict:
         """``params`` with what the engine needs besides them to do what they say (a copy)."""
         return dict(params)
@@ -154,6 +171,8 @@ class LightGBM(Engine):
     set_by_plboost = MappingProxyType({"objective": "objective", "metric": "metric", "eval_at": "eval_at",
                                        "num_iterations": "rounds", "early_stopping_round": "early_stopping"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "num_leaves": "leaves", "seed": "seed"})
+    objective_parameters = ("lambdarank_truncation_level", "lambdarank_norm", "label_gain",
+                            "lambdarank_position_bias_regularization", "objective_seed")
     search_space = MappingProxyType({
         "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
         "num_leaves": {"low": 7, "high": 255, "log": True, "default": 31},
@@ -214,6 +233,13 @@ class LightGBM(Engine):
     def canonical_names(self):
         return _lightgbm_aliases()
 
+    def _parameter_texts(self, objective):
+        lgb = self.library()
+        tiny = lgb.Dataset(np.arange(8.0).reshape(4, 2), label=[0, 1, 0, 1], group=[2, 2], params={"verbosity": -1})
+        text = lgb.Booster({"objective": objective, "verbosity": -1}, train_set=tiny).model_to_string()
+        lines = text[text.index("\nparameters:\n"):].splitlines()
+        return dict(line[1:-1].split(": ", 1) for line in lines if line.startswith("[") and ": " in line)
+
     def is_plboost_ndcg(self, values, eval_at):
         return len(values) == 1 and str(values[0]).strip().lower() in self.NDCG_NAMES
 
@@ -246,6 +272,9 @@ class XGBoost(Engine):
                                        "n_estimators": "rounds", "early_stopping_rounds": "early_stopping"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
                                      "seed": "seed", "random_state": "seed"})
+    objective_parameters = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample", "lambdarank_unbiased",
+                            "lambdarank_bias_norm", "lambdarank_normalization", "lambdarank_score_normalization",
+                            "ndcg_exp_gain")
     # trees grow leaf-wise here, as LightGBM's do (see plboost.engines.xgboost), so num_leaves is searched too
     search_space = MappingProxyType({
         "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
@@ -286,8 +315,44 @@ class XGBoost(Engine):
     def trained_rounds(self, booster):
         return booster.num_boosted_rounds()
 
+    def _parameter_texts(self, objective):
+        xgb = self.library()
+        tiny = xgb.DMatrix(np.arange(8.0).reshape(4, 2), label=[0, 1, 0, 1], qid=[0, 0, 1, 1])
+        return _leaf_texts(json.loads(xgb.Booster({"objective": objective}, cache=[tiny]).save_config()))
+
     def is_plboost_ndcg(self, values, eval_at):
         return eval_at is not None and len(values) == 1 and str(values[0]).strip() == f"ndcg@{eval_at}"
+
+
+def _leaf_texts(node: dict, found: dict | None = None) -> dict[str, str]:
+    """The ``name: text`` leaves of XGBoost's nested JSON configuration (the first of each name)."""
+    found = {} if found is None else found
+    for name, value in node.items():
+        if isinstance(value, dict):
+            _leaf_texts(value, found)
+        elif isinstance(value, str):
+            found.setdefault(name, value)
+    return found
+
+
+@functools.cache
+def _objective_defaults(engine: str, objective: str) -> Mapping[str, str]:
+    every = ENGINES[engine]._parameter_texts(objective)
+    return MappingProxyType({name: every[name] for name in ENGINES[engine].objective_parameters if name in every})
+
+
+def _is_engine_text(value, text: str) -> bool:
+    """Whether ``value`` is what the engine writes as ``text`` (``1`` for True, ``0,1,3`` for a list, numbers
+    compared as numbers)."""
+    if isinstance(value, (list, tuple)):
+        parts = text.split(",") if text else []
+        return len(parts) == len(value) and all(_is_engine_text(v, part) for v, part in zip(value, parts, strict=True))
+    if isinstance(value, (bool, np.bool_)):
+        value = int(value)
+    try:
+        return float(value) == float(text)
+    except (TypeError, ValueError):
+        return str(value).lower() == text.lower()
 
 
 def registry(*engines: Engine) -> Mapping[str, Engine]:

@@ -740,6 +740,20 @@ def test_a_default_given_parameter_order_and_list_or_tuple_do_not_make_another_c
     assert RunSpec(repeat=2).key == RunSpec().key  # a repeat is a run of the configuration, not another one
 
 
+def test_a_built_in_objectives_parameter_at_the_engines_default_does_not_make_another_configuration():
+    defaults = RunSpec()
+    lambdarank = parse_run("lambdarank", defaults).key
+    # the defaults are read from the engines themselves: LightGBM's truncation level 30 and norm on, XGBoost's
+    # top-k pairs and exponential gain
+    assert parse_run("lambdarank,lambdarank_truncation_level=30,lambdarank_norm=true", defaults).key == lambdarank
+    assert parse_run("lambdarank,lambdarank_truncation_level=20", defaults).key != lambdarank
+    assert parse_run("lambdarank,lambdarank_norm=false", defaults).key != lambdarank
+    assert (parse_run("rank:ndcg@xgboost,lambdarank_pair_method=topk,ndcg_exp_gain=true", defaults).key
+            == parse_run("rank:ndcg@xgboost", defaults).key)
+    assert parse_run("rank:ndcg@xgboost,lambdarank_pair_method=mean", defaults).key != parse_run(
+        "rank:ndcg@xgboost", defaults).key
+
+
 def test_labels_show_the_parameters_in_one_order_and_lists_alike():
     defaults = RunSpec()
     assert (parse_run("plrank,n_permutations=3,top_k=5", defaults).label

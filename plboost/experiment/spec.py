@@ -109,9 +109,10 @@ class RunSpec:
         if cls is not None:
             objective_params = cls(**self.objective_params).get_params()
             engine_params = canonical_engine_params(self.engine, self.engine_params)
-        else:  # a built-in objective's parameters are engine parameters
+        else:  # a built-in objective's parameters are engine parameters; at the engine's default they change nothing
             objective_params = {}
-            engine_params = canonical_engine_params(self.engine, {**self.objective_params, **self.engine_params})
+            engine_params = engines.get_engine(self.engine).without_defaults(
+                self.objective, canonical_engine_params(self.engine, {**self.objective_params, **self.engine_params}))
         identity = {"objective": self.objective, "objective_params": objective_params, "engine": self.engine,
                     "engine_params": engine_params, "leaf_values": self.leaf_values, "rounds": int(self.rounds),
                     "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),

@@ -94,3 +94,15 @@ def test_each_engine_trains_through_its_adapter_module():
         module = plboost.engines.adapter(name)
         assert module.__name__ == engine.adapter
         assert callable(module.train) and callable(module.fit_dask) and callable(module.load_booster)
+
+
+def test_objective_parameters_at_the_engines_default_are_left_out_and_nothing_else():
+    lightgbm, xgboost = get_engine("lightgbm"), get_engine("xgboost")
+    given = {"lambdarank_truncation_level": 30, "label_gain": [0, 1, 3], "num_leaves": 31, "lambdarank_norm": 1}
+    # num_leaves is no objective parameter (plboost's adapters set tree parameters): kept even at its default
+    assert lightgbm.without_defaults("lambdarank", given) == {"label_gain": [0, 1, 3], "num_leaves": 31}
+    assert lightgbm.without_defaults("lambdarank", {"lambdarank_truncation_level": 29.5}) == {
+        "lambdarank_truncation_level": 29.5}
+    assert xgboost.without_defaults("rank:ndcg", {"lambdarank_num_pair_per_sample": 4294967295,
+                                                  "lambdarank_unbiased": False}) == {}
+    assert lightgbm.without_defaults("plrank", {"lambdarank_norm": True}) == {"lambdarank_norm": True}
