@@ -8,6 +8,8 @@ import ast
 import importlib
 import tomllib
 
+import numpy as np
+
 from ._engine_registry import ENGINES, get_engine
 
 #: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by
@@ -21,6 +23,22 @@ PAPER_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
 TABLE_METRICS = PAPER_METRICS + ("ERR",)
 
 _WORDS = {"true": True, "false": False, "none": None, "null": None}
+
+
+def plain_value(value):
+    """``value`` with tuples and arrays as lists and NumPy scalars as Python ones, for comparing and hashing
+    parameters: ``(0, 1, 3)``, ``[0, 1, 3]`` and ``np.array([0, 1, 3])`` are one value.
+
+    >>> plain_value({"label_gain": (0, 1, np.float64(3.0))})
+    {'label_gain': [0, 1, 3.0]}
+    """
+    if isinstance(value, dict):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain_value(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def parse_value(text: str):

@@ -11,10 +11,9 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-import numpy as np
 
 from .. import engines, metrics
-from .._params import check_leaf_values, parse_assignment, read_toml, split_list
+from .._params import check_leaf_values, parse_assignment, plain_value, read_toml, split_list
 from ..engines.parameters import canonical_engine_params, check_engine_params
 from ..objectives import OBJECTIVES
 
@@ -118,23 +117,12 @@ class RunSpec:
                     "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),
                     "early_stopping": self.early_stopping, "eval_at": list(self.eval_at), "seed": int(self.seed),
                     "no_relevant": self.no_relevant, "g_max": self.g_max}
-        text = json.dumps(_plain(identity), sort_keys=True)
+        text = json.dumps(plain_value(identity), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _plain(value):
-    """``value`` with tuples and arrays as lists and NumPy scalars as Python ones, for comparing and hashing."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _shown(value) -> str:
-    plain = _plain(value)
+    plain = plain_value(value)
     return json.dumps(plain) if isinstance(plain, list) else str(value)
 
 

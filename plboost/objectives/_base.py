@@ -19,6 +19,7 @@ belongs to (labels and query boundaries), never by object identity or by the ord
 from __future__ import annotations
 
 import inspect
+import json
 import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ import numpy as np
 from .._engine_registry import ENGINES, engine_of
 from .._jit import kernel, over_queries
 from .._numerics import stable_argsort
+from .._params import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
                         offsets_from_sizes)
 from .._random import splitmix64
@@ -221,13 +223,51 @@ class RankingObjective:
             names.append(parameter.name)
         return names
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         """The constructor arguments, by name: ``type(obj)(**obj.get_params())`` is an equal objective.
 
-        Used by ``repr``, copies (``lgb.train`` deep-copies its params), pickles, result files and the
-        engines. Arguments whose default depends on others (uMart's preset) are reported as resolved.
+        Used by ``repr``, copies (``lgb.train`` deep-copies its params), pickles, result files, the engines and
+        scikit-learn (``clone``, ``GridSearchCV`` over ``objective__top_k``). ``deep`` is scikit-learn's: an
+        objective holds no estimators, so it changes nothing. Arguments whose default depends on others (uMart's
+        preset) are reported as resolved.
         """
         return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments by name and return the objective, as scikit-learn's ``set_params``.
+
+        The new values are checked as the constructor checks them (an invalid one raises and leaves the objective
+        unchanged; an unknown name raises ValueError listing the valid ones), and per-dataset state is dropped.
+        """
+        if not params:
+            return self
+        valid = self._param_names()
+        unknown = [name for name in params if name not in valid]
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.set_params: unknown parameter {unknown[0]!r}; its parameters "
+                             f"are {', '.join(valid)}")
+        fresh = type(self)(**self._updated_params(params))
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        return self
+
+    def _updated_params(self, params: dict) -> dict:
+        """The constructor arguments after :meth:`set_params` (``params``): the current ones updated."""
+        return {**self.get_params(), **params}
+
+    def __sklearn_clone__(self):
+        # scikit-learn's clone: an unfitted objective of the same parameters (its own check, that the constructor
+        # stores every argument unchanged, does not hold here: arguments are validated and converted)
+        return type(self)(**self.get_params())
+
+    def __eq__(self, other) -> bool:
+        """Objectives are equal when they are of one class with equal parameters (a list equals a tuple)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return plain_value(self.get_params()) == plain_value(other.get_params())
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, json.dumps(plain_value(self.get_params()), sort_keys=True)))
 
     # ----------------------------------------------------------------------------------------------
     # the pure interface
@@ -317,23 +357,12 @@ class RankingObjective:
                 return self._compute(preds, query_data, weights)
         return self._compute(preds, query_data, weights)
 
-    def sklearn(self):
-        """A function for ``lgb.LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group)``.
-
-        LightGBM's scikit-learn API passes query sizes only to a callable with exactly these four
-        parameters.
+    def sklearn(self) -> SklearnObjective:
+        """The objective for ``lgb.LGBMRanker(objective=...)``: a callable ``(y_true, y_pred, weight, group)``
+        that pickles (a fitted ``LGBMRanker`` survives ``pickle`` and ``joblib``). For XGBoost, whose
+        ``XGBRanker`` refuses callables, use :class:`plboost.sklearn.Ranker`.
         """
-        objective = self
-
-        def plboost_objective(y_true, y_pred, weight, group):
-            if group is None:
-                raise ValueError(f"{objective!r} needs query groups: call LGBMRanker.fit(X, y, group=...)")
-            offsets = offsets_from_sizes(group, len(y_true), name="group")
-            data = objective._memoized(y_true, y_true, offsets, lambda: QueryData.from_arrays(y_true, offsets))
-            return objective._compute(y_pred, data, _as_weights(weight, data.n_docs))
-
-        plboost_objective.__qualname__ = f"{type(self).__name__}.sklearn"
-        return plboost_objective
+        return SklearnObjective(self)
 
     def _engine_of(self, dataset):
         engine = engine_of(dataset, default=None)
@@ -422,6 +451,37 @@ class RankingObjective:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+class SklearnObjective:
+    """A plboost objective as LightGBM's scikit-learn API calls it: ``(y_true, y_pred, weight, group)``.
+
+    LightGBM's ``LGBMRanker`` passes the query sizes only to a callable with exactly these four parameters. A
+    class at module level rather than a closure, so that a fitted ranker pickles; it pickles (and copies) as the
+    objective's parameters, without per-dataset state. Made by :meth:`RankingObjective.sklearn`.
+    """
+
+    def __init__(self, objective: RankingObjective):
+        self.objective = objective
+
+    def __call__(self, y_true, y_pred, weight, group):
+        objective = self.objective
+        if group is None:
+            raise ValueError(f"{objective!r} needs query groups: call LGBMRanker.fit(X, y, group=...)")
+        offsets = offsets_from_sizes(group, len(y_true), name="group")
+        data = objective._memoized(y_true, y_true, offsets, lambda: QueryData.from_arrays(y_true, offsets))
+        return objective._compute(y_pred, data, _as_weights(weight, data.n_docs))
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.objective == other.objective
+
+    def __hash__(self) -> int:
+        return hash((type(self).__qualname__, self.objective))
+
+    def __repr__(self) -> str:
+        return f"{self.objective!r}.sklearn()"
 
 
 def registry(*classes: type[RankingObjective]) -> dict[str, type[RankingObjective]]:

@@ -444,6 +444,16 @@ class UMart(RankingObjective):
         over_queries(_inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcgs)
         return gains, discounts, inverse_max_dcgs
 
+    def _updated_params(self, params: dict) -> dict:
+        """With a new ``preset``, the parameters still at the current preset's value follow the new one (as they
+        would in a new ``UMart(preset=...)``); those set to another value, or given with it, stay."""
+        current = self.get_params()
+        if "preset" in params and params["preset"] != self.preset and params["preset"] in _PRESETS:
+            for name, value in _PRESETS[self.preset].items():
+                if name not in params and current[name] == value:
+                    current[name] = "preset" if name == "lambdarank_truncation_level" else None
+        return {**current, **params}
+
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
         gains, discounts, inverse_max_dcgs = state
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)

@@ -16,7 +16,7 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics, query_folds
-from plboost.objectives import PLPartition, PLRank, URank, get_objective, registry
+from plboost.objectives import PLPartition, PLRank, UMart, URank, get_objective, registry
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +120,79 @@ def test_lgb_train_trains_with_every_parameter(objective_class, ranking_arrays):
     assert trained and all(t is not obj for t in trained), "LightGBM trained the objective itself, not a copy"
     for t in trained:
         assert type(t) is Recording and t.get_params() == arguments
+
+
+def test_scikit_learn_parameter_contract(objective_class):
+    """get_params(deep=...), set_params validated like the constructor, equality and hash from the parameters,
+    and sklearn.base.clone, for every registered objective."""
+    from sklearn.base import clone
+
+    arguments = non_default_arguments(objective_class)
+    obj = objective_class(**arguments)
+    assert obj.get_params(deep=False) == obj.get_params(deep=True) == arguments
+    assert obj == objective_class(**arguments) and hash(obj) == hash(objective_class(**arguments))
+    assert obj != objective_class() and obj != object()
+    copied = clone(obj)
+    assert copied is not obj and copied == obj and type(copied) is objective_class
+    fresh = objective_class()
+    assert fresh.set_params(**arguments) is fresh and fresh == obj
+    fresh.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
+    fresh.set_params(**objective_class().get_params())
+    assert fresh == objective_class() and not fresh._states
+    with pytest.raises(ValueError, match="unknown parameter 'nonesuch'; its parameters are"):
+        fresh.set_params(nonesuch=1)
+    with pytest.raises((ValueError, TypeError)):
+        fresh.set_params(hessian_floor=-1.0)
+    assert fresh == objective_class(), "a refused value changed the objective"
+
+
+def test_equal_parameters_are_equal_objectives_whatever_their_container():
+    assert PLRank(top_k=10) == PLRank() and hash(PLRank(top_k=10)) == hash(PLRank())
+    assert UMart(label_gain=[0, 1, 3]) == UMart(label_gain=(0, 1, 3)) == UMart(label_gain=np.array([0.0, 1, 3]))
+    assert len({PLRank(), PLRank(top_k=10), PLRank(top_k=5)}) == 2
+
+
+def test_umart_set_params_preset_moves_the_parameters_left_at_the_preset():
+    assert UMart().set_params(preset="paper") == UMart(preset="paper")
+    assert UMart(preset="paper").set_params(preset="lightgbm") == UMart()
+    assert UMart(sigmoid=3.0).set_params(preset="paper") == UMart(sigmoid=3.0, preset="paper")
+    assert UMart().set_params(preset="paper", max_dcg_at=5) == UMart(preset="paper", max_dcg_at=5)
+
+
+def test_the_lgbmranker_callable_pickles_and_compares():
+    fitted = PLRank(n_permutations=2)
+    fitted.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
+    for objective in (PLRank(n_permutations=2), fitted):
+        adapter = objective.sklearn()
+        restored = pickle.loads(pickle.dumps(adapter))
+        assert restored == adapter and hash(restored) == hash(adapter) and repr(restored) == repr(adapter)
+        assert not restored.objective._states
+        expected = PLRank(n_permutations=2).gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
+        for got, want in zip(restored(QUERY_LABELS, QUERY_SCORES, None, np.diff(QUERY_OFFSETS)), expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.engine
+def test_a_fitted_lgbmranker_survives_pickle_and_joblib(mq2008):
+    """A fitted LGBMRanker with a plboost objective pickles and joblib-dumps, and predicts identically after
+    loading; a clone of it is unfitted, with an equal objective."""
+    import io
+
+    import joblib
+    from sklearn.base import clone
+
+    train = mq2008[0]
+    ranker = lgb.LGBMRanker(objective=PLRank(n_permutations=2).sklearn(), n_estimators=10, verbose=-1)
+    ranker.fit(train.X, train.labels, group=train.group_sizes)
+    expected = ranker.predict(train.X)
+    buffer = io.BytesIO()
+    joblib.dump(ranker, buffer)
+    buffer.seek(0)
+    for restored in (pickle.loads(pickle.dumps(ranker)), joblib.load(buffer)):
+        np.testing.assert_array_equal(restored.predict(train.X), expected)
+    unfitted = clone(ranker)
+    assert unfitted.get_params()["objective"] == PLRank(n_permutations=2).sklearn()
+    assert not hasattr(unfitted, "booster_") or not unfitted.__sklearn_is_fitted__()
 
 
 def test_partition_quadrature_step_is_accepted_but_not_reported():
