@@ -6,7 +6,8 @@ invalidates it, even when the edit keeps the size and sets the modification time
 ``os.utime``): the status-change time cannot be set back. A file changed less than 2 seconds before its
 entry is written could be changed again within the same timestamp tick, leaving its identity as it was; such
 an entry also holds the SHA-1 of the file, checked when it is read until the file is older. Entries live in
-``$PLBOOST_CACHE_DIR/svmlight`` (default ``~/.cache/plboost/svmlight``), one directory per entry holding
+``$PLBOOST_CACHE_DIR/svmlight`` (default ``$XDG_CACHE_HOME/plboost/svmlight``, else
+``~/.cache/plboost/svmlight``; :func:`cache_dir`), one directory per entry holding
 uncompressed ``.npy`` files (read back with ``np.load``, no pickles) and a ``manifest.json`` listing them with
 a CRC-32 of each array's data (and the digests of recently changed files). The checksums are checked every time
 an entry is read, so an array edited in place (same size, same header) is caught and the entry rebuilt; at
@@ -62,9 +63,19 @@ T = TypeVar("T")
 
 
 def cache_dir() -> Path:
-    """Root of plboost's cache: ``$PLBOOST_CACHE_DIR`` if set, else ``~/.cache/plboost``."""
+    """Root of plboost's cache: ``$PLBOOST_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/plboost`` if
+    ``XDG_CACHE_HOME`` is set to an absolute path, else ``~/.cache/plboost``.
+
+    ``PLBOOST_CACHE_DIR`` takes precedence over ``XDG_CACHE_HOME``. As the XDG Base Directory specification
+    says, an empty or relative ``XDG_CACHE_HOME`` is ignored (the default ``~/.cache`` is used).
+    """
     root = os.environ.get(CACHE_DIR_ENV)
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "plboost"
+    if root:
+        return Path(root).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "plboost"
+    return Path.home() / ".cache" / "plboost"
 
 
 def file_identity(path) -> tuple[str, int, int, int, int, int]:

@@ -32,10 +32,34 @@ def assert_same(a, b):
 
 def test_cache_lives_where_the_environment_says(tmp_path, monkeypatch):
     monkeypatch.setenv("PLBOOST_CACHE_DIR", str(tmp_path / "here"))
-    assert cache.cache_dir() == tmp_path / "here"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "here"  # plboost's own variable wins over XDG_CACHE_HOME
     monkeypatch.delenv("PLBOOST_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache.cache_dir() == tmp_path / "home" / ".cache" / "plboost"
+
+
+@pytest.mark.parametrize("xdg", ["", "relative/cache"])
+def test_an_empty_or_relative_xdg_cache_home_is_ignored(xdg, tmp_path, monkeypatch):
+    """The XDG Base Directory specification: such a value is invalid, and the default ~/.cache is used."""
+    monkeypatch.delenv("PLBOOST_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "plboost"
+
+
+def test_parsed_files_are_cached_under_xdg_cache_home(data_file, parser_calls, tmp_path, monkeypatch):
+    monkeypatch.delenv("PLBOOST_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _, path = data_file
+    load_svmlight(path)
+    load_svmlight(path)
+    assert len(parser_calls) == 1
+    assert cache.cache_dir() == tmp_path / "xdg" / "plboost"
+    assert len(list((tmp_path / "xdg" / "plboost" / "svmlight").iterdir())) == 1
+    assert not (tmp_path / "home").exists()
 
 
 def test_second_load_skips_the_parser(data_file, parser_calls):
