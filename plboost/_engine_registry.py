@@ -130,6 +130,11 @@ class Engine:
     def trained_rounds(self, booster) -> int:
         raise NotImplementedError
 
+    def feature_importances(self, booster, kind: str, trees: int | None = None) -> np.ndarray:
+        """One value per feature over the first ``trees`` rounds (all with None): ``kind="split"``, the number
+        of splits on it; ``"gain"``, the total gain of those splits. Unnormalised, as LightGBM reports them."""
+        raise NotImplementedError
+
     # parameters ---------------------------------------------------------------------------------------
     def canonical_names(self) -> dict:
         """Every parameter name the engine knows -> its canonical name (empty: no alias table)."""
@@ -230,6 +235,9 @@ class LightGBM(Engine):
     def trained_rounds(self, booster):
         return booster.current_iteration()
 
+    def feature_importances(self, booster, kind, trees=None):
+        return booster.feature_importance(importance_type=kind, iteration=trees).astype(np.float64)
+
     def canonical_names(self):
         return _lightgbm_aliases()
 
@@ -314,6 +322,13 @@ class XGBoost(Engine):
 
     def trained_rounds(self, booster):
         return booster.num_boosted_rounds()
+
+    def feature_importances(self, booster, kind, trees=None):
+        if trees is not None and trees < booster.num_boosted_rounds():
+            booster = booster[:trees]
+        scores = booster.get_score(importance_type={"split": "weight", "gain": "total_gain"}[kind])
+        names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
+        return np.array([float(scores.get(name, 0.0)) for name in names])
 
     def _parameter_texts(self, objective):
         xgb = self.library()

@@ -1,0 +1,262 @@
+"""A scikit-learn ranker for both engines: :class:`Ranker`.
+
+XGBoost's ``XGBRanker`` refuses a callable objective, and LightGBM's ``LGBMRanker`` takes one only through
+:meth:`~plboost.objectives.RankingObjective.sklearn`. :class:`Ranker` trains any plboost objective, or an engine's
+own ranking objective by name, with either engine, through plboost's training helpers (:func:`plboost.engines.train`),
+and behaves as a scikit-learn estimator: ``clone``, ``Pipeline``, ``GridSearchCV`` with ``GroupKFold`` over query
+ids, ``pickle`` and ``joblib``. Needs scikit-learn (``pip install 'plboost[sklearn]'``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import metrics
+from ._engine_registry import DEFAULT_ENGINE, get_engine
+from ._queries import offsets_from_qids, offsets_from_sizes
+from .data import RankingData
+from .engines import resolve_objective, train
+from .objectives import RankingObjective
+
+#: the column of a DataFrame ``X`` that holds the query ids, as XGBoost's ``XGBRanker`` reads it
+QUERY_COLUMN = "qid"
+_IMPORTANCE_TYPES = ("split", "gain")
+
+
+class Ranker(BaseEstimator):
+    """Learning to rank with a plboost objective (or an engine's own) on LightGBM or XGBoost.
+
+    Parameters
+    ----------
+    objective : RankingObjective or str, default "plrank"
+        A plboost objective (``PLRank(top_k=5)``), a plboost objective's name (``"plrank"``, ``"umart"``, ...)
+        or the name of one of the engine's own ranking objectives (``"lambdarank"``, ``"rank_xendcg"``;
+        ``"rank:ndcg"``, ``"rank:pairwise"``), so that a comparison is like with like. The objective given is
+        never changed: fitting trains a clone of it (``objective_``).
+    engine : {"lightgbm", "xgboost"}, default "lightgbm"
+    n_estimators : int, default 100
+        Boosting rounds.
+    learning_rate : float, default 0.1
+    num_leaves : int, default 31
+        Leaves per tree (XGBoost grows trees leaf-wise with ``max_leaves`` and no depth limit, as LightGBM does).
+    eval_at : int, default 10
+        k of the NDCG@k that early stopping watches and that :meth:`score` returns.
+    importance_type : {"split", "gain"}, default "split"
+        What :attr:`feature_importances_` counts: the splits on each feature, or their total gain.
+    random_state : int, RandomState or None, default 0
+        The engine's seed (a RandomState or None draws one). A plboost objective's own sampling has its own
+        ``seed``.
+    **engine_params
+        Further parameters of the engine, under its own names (``min_data_in_leaf=5``, ``max_bin=63``,
+        ``num_threads=2``; ``min_child_weight=1``): reported by :meth:`get_params`, searchable by ``GridSearchCV``.
+
+    Attributes (after :meth:`fit`)
+    ------------------------------
+    booster_ : lightgbm.Booster or xgboost.Booster
+    objective_ : RankingObjective or str
+        What was trained.
+    best_iteration_ : int or None
+        The number of rounds with the best validation NDCG@eval_at under early stopping (what :meth:`predict`
+        uses), else None.
+    n_iter_ : int
+        Rounds used for prediction.
+    evals_result_ : dict
+        ``{"valid": {"ndcg@k": [one value per round]}}`` with an ``eval_set``, else empty.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    n_features_in_, feature_names_in_ : as in scikit-learn (``feature_names_in_`` only for a DataFrame ``X``).
+
+    Queries
+    -------
+    Rows of one query must be contiguous. :meth:`fit` and :meth:`score` take them as ``group`` (query sizes, as
+    LightGBM's ``group``) or ``qid`` (one query id per row, as XGBoost's ``qid``), or, when ``X`` is a pandas
+    DataFrame, from its ``qid`` column (dropped from the features; :meth:`predict` drops it too). That last form
+    is what ``GridSearchCV`` needs without metadata routing, since it hands :meth:`score` nothing but ``X`` and
+    ``y``; with ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)`` and
+    ``set_score_request(qid=True)`` route a ``qid`` array instead.
+
+    scikit-learn's estimator checks pass for both engines (``tests/test_sklearn.py``: 40 of scikit-learn 1.9's 41;
+    ``check_array_api_input`` is skipped by scikit-learn, as array-API input is not supported). One thing cannot
+    apply as the checks are written: they fit and score without queries, which a ranker refuses, so the test runs
+    them on a subclass that takes all rows as one query when given none.
+
+    Examples
+    --------
+    >>> from plboost.data import make_synthetic
+    >>> from plboost.objectives import PLRank
+    >>> data = make_synthetic(n_queries=40, docs_per_query=(5, 15), n_features=8, seed=0)
+    >>> ranker = Ranker(objective=PLRank(n_permutations=2), n_estimators=5)
+    >>> ranker = ranker.fit(data.X, data.labels, group=data.group_sizes)
+    >>> ranker.predict(data.X).shape == (data.n_docs,)
+    True
+    >>> 0.0 <= ranker.score(data.X, data.labels, group=data.group_sizes) <= 1.0
+    True
+    """
+
+    def __init__(self, objective: RankingObjective | str = "plrank", engine: str = DEFAULT_ENGINE, *,
+                 n_estimators: int = 100, learning_rate: float = 0.1, num_leaves: int = 31, eval_at: int = 10,
+                 importance_type: str = "split", random_state=0, **engine_params):
+        self.objective = objective
+        self.engine = engine
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.eval_at = eval_at
+        self.importance_type = importance_type
+        self.random_state = random_state
+        self._engine_params = engine_params
+
+    # parameters: the signature's, and the engine's given as keywords (as LightGBM's scikit-learn API does) --------
+    def get_params(self, deep: bool = True) -> dict:
+        params = super().get_params(deep=deep)
+        params.update(self._engine_params)
+        return params
+
+    def set_params(self, **params):
+        own = set(self._get_param_names())
+        for name in list(params):
+            if name not in own and "__" not in name:
+                self._engine_params[name] = params.pop(name)
+        return super().set_params(**params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+    # fitting --------------------------------------------------------------------------------------------------
+    def fit(self, X, y, *, group=None, qid=None, eval_set=None, eval_group=None, eval_qid=None,
+            early_stopping_rounds: int | None = None, verbose: bool = False):
+        """Train on ``X``, ``y`` with queries from ``group``, ``qid`` or ``X``'s ``qid`` column (see the class).
+
+        ``eval_set`` is one ``(X, y)`` pair (or a list of one) with its queries in ``eval_group`` or ``eval_qid``
+        (a list of one, or the array itself); ``early_stopping_rounds`` stops when its NDCG@eval_at has not
+        improved for that many rounds and keeps the best round. ``verbose`` shows a progress bar.
+        """
+        engine = get_engine(self.engine)
+        objective = self._resolved_objective(engine.name)
+        X, qid = _split_query_column(X, qid)
+        X, y = validate_data(self, X, y, reset=True, accept_sparse="csr", dtype=[np.float32, np.float64],
+                             ensure_all_finite="allow-nan", ensure_min_samples=2, y_numeric=True)
+        train_data = _ranking_data(X, y, group, qid, where="fit")
+        valid_data = None
+        if eval_set is not None:
+            valid_X, valid_y, valid_group, valid_qid = _one_eval_set(eval_set, eval_group, eval_qid)
+            valid_X, valid_qid = _split_query_column(valid_X, valid_qid)
+            valid_X = validate_data(self, valid_X, reset=False, accept_sparse="csr", dtype=[np.float32, np.float64],
+                                    ensure_all_finite="allow-nan")
+            valid_data = _ranking_data(valid_X, valid_y, valid_group, valid_qid, where="eval_set")
+        elif early_stopping_rounds:
+            raise ValueError("early_stopping_rounds needs an eval_set to watch")
+        seed = (self.random_state if isinstance(self.random_state, numbers.Integral)
+                else int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)))
+        name, objective_params = (objective, {}) if isinstance(objective, RankingObjective) else objective
+        trained = train(engine.name, name, train_data, valid_data, rounds=_positive("n_estimators", self.n_estimators),
+                        learning_rate=float(self.learning_rate), num_leaves=_positive("num_leaves", self.num_leaves),
+                        early_stopping=early_stopping_rounds or None, eval_at=_positive("eval_at", self.eval_at),
+                        engine_params={**objective_params, **self._engine_params}, seed=int(seed),
+                        progress=bool(verbose))
+        self.objective_ = name
+        self.booster_ = trained.booster
+        self.best_iteration_ = trained.best_iteration
+        self.n_iter_ = trained.trees_used
+        self.evals_result_ = {"valid": {f"ndcg@{self.eval_at}": list(trained.valid_history)}} if valid_data else {}
+        return self
+
+    def _resolved_objective(self, engine: str):
+        """A clone of a plboost objective, or ``(name, engine parameters)`` of a named one."""
+        if isinstance(self.objective, RankingObjective):
+            return clone(self.objective)
+        if not isinstance(self.objective, str):
+            raise TypeError(f"objective must be a plboost objective or an objective's name, got {self.objective!r}")
+        objective, params = resolve_objective(self.objective, engine)
+        return objective if isinstance(objective, RankingObjective) else (objective, params)
+
+    # using the model ------------------------------------------------------------------------------------------
+    def predict(self, X) -> np.ndarray:
+        """Ranking scores (raw margins) of the rows of ``X``: higher ranks first within a query."""
+        check_is_fitted(self, "booster_")
+        X, _ = _split_query_column(X, None)
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=[np.float32, np.float64],
+                          ensure_all_finite="allow-nan")
+        return get_engine(self.engine).predict(self.booster_, X, self.n_iter_)
+
+    def score(self, X, y, *, group=None, qid=None) -> float:
+        """Mean NDCG@eval_at over the queries (plboost's conventions: gains 2^y - 1, a query without a relevant
+        document counts 1; :func:`plboost.metrics.ndcg`)."""
+        X, qid = _split_query_column(X, qid)
+        data = _ranking_data(np.zeros((len(y), 0)), y, group, qid, where="score")
+        return float(metrics.ndcg(self.predict(X), data.labels, offsets=data.offsets, k=int(self.eval_at)))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Per feature: the number of splits on it (``importance_type="split"``) or their total gain (``"gain"``),
+        over the rounds :meth:`predict` uses."""
+        check_is_fitted(self, "booster_")
+        if self.importance_type not in _IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type must be one of {', '.join(_IMPORTANCE_TYPES)}, got "
+                             f"{self.importance_type!r}")
+        return get_engine(self.engine).feature_importances(self.booster_, self.importance_type, self.n_iter_)
+
+
+def _split_query_column(X, qid):
+    """``(X without its qid column, the query ids)`` for a DataFrame with a ``qid`` column, else ``(X, qid)``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or QUERY_COLUMN not in columns:
+        return X, qid
+    if qid is not None:
+        raise ValueError(f"query ids given twice: as qid= and as the {QUERY_COLUMN!r} column of X; give one")
+    return X.drop(columns=QUERY_COLUMN), X[QUERY_COLUMN].to_numpy()
+
+
+def _ranking_data(X, y, group, qid, *, where: str) -> RankingData:
+    labels = np.asarray(y, dtype=np.float64)
+    if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
+        raise ValueError(f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {labels.shape}")
+    if group is not None and qid is not None:
+        raise ValueError(f"{where}: give the queries as group= (sizes) or qid= (ids per row), not both")
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (X.shape[0],):
+            raise ValueError(f"{where}: qid must hold one query id per row of X ({X.shape[0]}), got shape {qid.shape}")
+        offsets, ids = offsets_from_qids(qid)
+    elif group is not None:
+        offsets = offsets_from_sizes(group, X.shape[0], name=f"{where} group")
+        ids = np.arange(offsets.size - 1)
+    else:
+        raise ValueError(f"{where}: a ranker needs the queries: group= (query sizes), qid= (a query id per row) or "
+                         f"a {QUERY_COLUMN!r} column in a DataFrame X")
+    return RankingData(X, labels, ids, offsets)
+
+
+def _one_eval_set(eval_set, eval_group, eval_qid):
+    """The one ``(X, y, group, qid)`` of ``eval_set`` (a pair or a list of one pair)."""
+    if isinstance(eval_set, tuple) and len(eval_set) == 2:
+        eval_set = [eval_set]
+    eval_set = list(eval_set)
+    if len(eval_set) != 1:
+        raise ValueError(f"eval_set: plboost watches one validation set, got {len(eval_set)}")
+
+    def first(value, name):
+        if value is None:
+            return None
+        if isinstance(value, (list, tuple)) and len(value) == 1:
+            return value[0]
+        if isinstance(value, (list, tuple)) and len(value) > 1 and not np.isscalar(value[0]):
+            raise ValueError(f"{name}: one evaluation set, got {len(value)} entries")
+        return value
+
+    (X, y), = eval_set
+    return X, y, first(eval_group, "eval_group"), first(eval_qid, "eval_qid")
+
+
+def _positive(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

@@ -1,0 +1,210 @@
+"""plboost.sklearn.Ranker: scikit-learn's estimator checks, GridSearchCV with GroupKFold, pickles, and the same
+models as the engines' own training calls."""
+
+import io
+import pickle
+import warnings
+
+import joblib
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from plboost import metrics
+from plboost.data import make_synthetic
+from plboost.engines.xgboost import booster_params
+from plboost.objectives import PLRank, UMart
+from plboost.sklearn import Ranker
+
+pytestmark = pytest.mark.engine
+ENGINES = ("lightgbm", "xgboost")
+SMALL = {"n_estimators": 5}
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_synthetic(n_queries=40, docs_per_query=(5, 20), n_features=6, seed=3)
+
+
+def _frame(data) -> pd.DataFrame:
+    """``data`` as a DataFrame: a qid column (one id per row) and the features f1, f2, ..."""
+    frame = pd.DataFrame(data.X, columns=[f"f{i + 1}" for i in range(data.n_features)])
+    frame.insert(0, "qid", np.repeat(data.qids, data.group_sizes))
+    return frame
+
+
+class OneQueryRanker(Ranker):
+    """The ranker as scikit-learn's estimator checks can call it: they fit and score without queries, so all rows
+    are taken as one query when none are given. Everything else is Ranker's own."""
+
+    def fit(self, X, y, **kwargs):
+        if kwargs.get("group") is None and kwargs.get("qid") is None and y is not None:
+            kwargs["group"] = [len(y)]
+        return super().fit(X, y, **kwargs)
+
+    def score(self, X, y, **kwargs):
+        if kwargs.get("group") is None and kwargs.get("qid") is None:
+            kwargs["group"] = [len(y)]
+        return super().score(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scikit_learns_estimator_checks(engine):
+    """Every estimator check of scikit-learn passes (array-API input is skipped by scikit-learn itself unless
+    SCIPY_ARRAY_API is set); a failure names the check."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(OneQueryRanker(engine=engine, n_estimators=3, min_data_in_leaf=1,
+                                                 **({"min_data_in_bin": 1} if engine == "lightgbm" else {})),
+                                  on_fail=None)
+    failed = {r["check_name"]: str(r["exception"])[:200] for r in results if r["status"] == "failed"}
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 35
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_grid_search_over_learning_rates_with_group_kfold(mq2008, engine):
+    """GridSearchCV, GroupKFold over query ids, MQ2008 Fold1, a DataFrame whose qid column gives the queries to
+    fit and to score (GridSearchCV hands score nothing else): the best score is the mean NDCG@10 of its folds,
+    recomputed here by hand for the chosen learning rate."""
+    train = mq2008[0]
+    frame = _frame(train)
+    ranker = Ranker(PLRank(), engine, n_estimators=8)
+    search = GridSearchCV(ranker, {"learning_rate": [0.05, 0.3]}, cv=GroupKFold(n_splits=3))
+    search.fit(frame, train.labels, groups=frame["qid"])
+    assert set(search.cv_results_["param_learning_rate"]) == {0.05, 0.3}
+    assert search.best_estimator_.learning_rate == search.best_params_["learning_rate"]
+    fold_scores = []
+    for train_rows, test_rows in GroupKFold(n_splits=3).split(frame, train.labels, frame["qid"]):
+        fitted = clone(search.best_estimator_).fit(frame.iloc[train_rows], train.labels[train_rows])
+        test = frame.iloc[test_rows]
+        scores = fitted.predict(test)
+        _, offsets = np.unique(test["qid"].to_numpy(), return_index=True)
+        offsets = np.append(np.sort(offsets), len(test_rows))
+        fold_scores.append(metrics.ndcg(scores, train.labels[test_rows], offsets=offsets, k=10))
+    assert search.best_score_ == pytest.approx(np.mean(fold_scores), abs=1e-12)
+    assert 0.3 < search.best_score_ < 1.0
+
+
+def test_grid_search_with_metadata_routing(small):
+    """With scikit-learn's metadata routing, a qid array is routed to fit and to score."""
+    import sklearn
+
+    qid = np.repeat(small.qids, small.group_sizes)
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = Ranker(PLRank(), **SMALL).set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(ranker, {"objective__top_k": [3, 10]}, cv=GroupKFold(n_splits=2))
+        search.fit(small.X, small.labels, groups=qid, qid=qid)
+    assert search.best_params_["objective__top_k"] in (3, 10)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+@pytest.mark.parametrize("objective", [PLRank(n_permutations=2, seed=4), UMart(window=2)], ids=["plrank", "umart"])
+def test_the_xgboost_ranker_trains_the_model_xgb_train_trains(small, objective):
+    """Ranker(engine="xgboost") and xgb.train(obj=...) with the same tree parameters give the same model."""
+    ranker = Ranker(objective, "xgboost", n_estimators=6, learning_rate=0.2, num_leaves=7, random_state=1)
+    ranker.fit(small.X, small.labels, group=small.group_sizes)
+    params = booster_params(objective, num_leaves=7, learning_rate=0.2, seed=1)
+    dtrain = xgb.DMatrix(small.X, small.labels, group=small.group_sizes)
+    booster = xgb.train(params, dtrain, num_boost_round=6, obj=clone(objective))
+    np.testing.assert_array_equal(ranker.predict(small.X),
+                                  booster.predict(xgb.DMatrix(small.X), output_margin=True))
+
+
+def test_the_lightgbm_ranker_trains_the_model_lgb_train_trains(small):
+    objective = PLRank(n_permutations=2, seed=4)
+    ranker = Ranker(objective, "lightgbm", n_estimators=6, learning_rate=0.2, num_leaves=7, min_data_in_leaf=5)
+    ranker.fit(small.X, small.labels, group=small.group_sizes)
+    params = {"objective": clone(objective), "learning_rate": 0.2, "num_leaves": 7, "min_data_in_leaf": 5,
+              "seed": 0, "verbosity": -1}
+    booster = lgb.train(params, lgb.Dataset(small.X, small.labels, group=small.group_sizes), num_boost_round=6)
+    np.testing.assert_array_equal(ranker.predict(small.X), booster.predict(small.X, raw_score=True))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine):
+    ranker = Ranker(PLRank(n_permutations=2), engine, **SMALL)
+    ranker.fit(small.X, small.labels, group=small.group_sizes)
+    expected = ranker.predict(small.X)
+    buffer = io.BytesIO()
+    joblib.dump(ranker, buffer)
+    buffer.seek(0)
+    for restored in (pickle.loads(pickle.dumps(ranker)), joblib.load(buffer)):
+        np.testing.assert_array_equal(restored.predict(small.X), expected)
+    unfitted = clone(ranker)
+    assert not hasattr(unfitted, "booster_") and unfitted.get_params() == ranker.get_params()
+    assert unfitted.objective == ranker.objective and unfitted.objective is not ranker.objective
+    pipeline = make_pipeline(StandardScaler(), Ranker(PLRank(n_permutations=2), engine, **SMALL))
+    pipeline.fit(small.X, small.labels, ranker__group=small.group_sizes)
+    assert pipeline.predict(small.X).shape == (small.n_docs,)
+
+
+def test_the_objective_given_is_not_changed_and_engine_params_are_parameters(small):
+    objective = PLRank(n_permutations=2)
+    ranker = Ranker(objective, n_estimators=3, min_data_in_leaf=5).fit(small.X, small.labels, group=small.group_sizes)
+    assert ranker.objective is objective and not objective._states
+    assert ranker.objective_ == objective and ranker.objective_ is not objective
+    assert ranker.get_params()["min_data_in_leaf"] == 5 and ranker.get_params()["objective__n_permutations"] == 2
+    ranker.set_params(min_data_in_leaf=7, max_bin=15, objective__top_k=3)
+    assert ranker.get_params()["max_bin"] == 15 and objective.top_k == 3
+    assert "max_bin=15" in repr(ranker)
+
+
+@pytest.mark.parametrize("engine, builtin", [("lightgbm", "lambdarank"), ("xgboost", "rank:ndcg")])
+def test_the_engines_own_objectives_by_name(small, engine, builtin):
+    ranker = Ranker(builtin, engine, **SMALL).fit(small.X, small.labels, group=small.group_sizes)
+    assert ranker.objective_ == builtin
+    assert ranker.score(small.X, small.labels, group=small.group_sizes) > 0.5
+    with pytest.raises(ValueError, match="unknown objective"):
+        Ranker("rank:ndcg" if engine == "lightgbm" else "lambdarank", engine).fit(small.X, small.labels,
+                                                                                  group=small.group_sizes)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_early_stopping_keeps_the_best_round(mq2008, engine):
+    train, valid, test = mq2008
+    ranker = Ranker(PLRank(), engine, n_estimators=60, learning_rate=0.3)
+    ranker.fit(train.X, train.labels, group=train.group_sizes, eval_set=[(valid.X, valid.labels)],
+               eval_group=[valid.group_sizes], early_stopping_rounds=5)
+    history = ranker.evals_result_["valid"]["ndcg@10"]
+    assert ranker.best_iteration_ == ranker.n_iter_ == int(np.argmax(history)) + 1 < len(history) <= 60
+    assert ranker.feature_importances_.shape == (train.n_features,) and ranker.feature_importances_.sum() > 0
+    gains = clone(ranker).set_params(importance_type="gain")
+    gains.fit(train.X, train.labels, qid=np.repeat(train.qids, train.group_sizes), eval_set=(valid.X, valid.labels),
+              eval_qid=np.repeat(valid.qids, valid.group_sizes), early_stopping_rounds=5)
+    assert np.all(gains.feature_importances_ >= 0) and gains.feature_importances_.sum() > 0
+    assert gains.score(test.X, test.labels, group=test.group_sizes) == pytest.approx(
+        ranker.score(test.X, test.labels, group=test.group_sizes))
+
+
+def test_bad_queries_are_refused_clearly(small):
+    X, y, sizes = small.X, small.labels, small.group_sizes
+    qid = np.repeat(small.qids, sizes)
+    with pytest.raises(ValueError, match="needs the queries: group="):
+        Ranker(**SMALL).fit(X, y)
+    with pytest.raises(ValueError, match="not both"):
+        Ranker(**SMALL).fit(X, y, group=sizes, qid=qid)
+    shuffled = qid.copy()
+    shuffled[[0, -1]] = shuffled[[-1, 0]]
+    with pytest.raises(ValueError, match="row"):
+        Ranker(**SMALL).fit(X, y, qid=shuffled)
+    with pytest.raises(ValueError, match="given twice"):
+        Ranker(**SMALL).fit(_frame(small), y, qid=qid)
+    with pytest.raises(ValueError, match="one validation set"):
+        Ranker(**SMALL).fit(X, y, group=sizes, eval_set=[(X, y), (X, y)], eval_group=[sizes, sizes])
+    with pytest.raises(ValueError, match="needs an eval_set"):
+        Ranker(**SMALL).fit(X, y, group=sizes, early_stopping_rounds=3)
+    with pytest.raises(ValueError, match="n_estimators must be a positive integer"):
+        Ranker(n_estimators=0).fit(X, y, group=sizes)
+    with pytest.raises(ValueError, match="labels"):
+        Ranker(**SMALL).fit(X, y - 5, group=sizes)
+    with pytest.raises(ValueError, match="importance_type"):
+        _ = Ranker(importance_type="cover", **SMALL).fit(X, y, group=sizes).feature_importances_
