@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo lint test test-fast clean
+.PHONY: install demo lint test test-fast check-sdist notebooks clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,22 @@ test: lint
 # XGBoost (marker engine) or take long otherwise (marker slow); under two minutes on 2 cores once Numba's cache is warm.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not engine and not slow"
+
+# The sdist holds what its tests need: build it, unpack it in a temporary directory (../shared linked beside it)
+# and run make test-fast there, in a virtual environment of its own (scripts/check_sdist.sh).
+check-sdist: $(STAMP)
+	PYTHON=$(PYTHON) scripts/check_sdist.sh $(BIN)/python
+
+# Executes the notebooks top to bottom (full settings) into build/notebooks/, outputs and figures included; the
+# copies in notebooks/ stay without outputs, as git keeps them. Needs the notebooks extra (nbconvert, ipykernel).
+NOTEBOOKS_STAMP := $(VENV)/.notebooks-installed
+$(NOTEBOOKS_STAMP): $(STAMP)
+	$(BIN)/pip install -e '.[notebooks]'
+	touch $(NOTEBOOKS_STAMP)
+
+notebooks: $(NOTEBOOKS_STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=3600 \
+		--output-dir build/notebooks notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
