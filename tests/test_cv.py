@@ -6,6 +6,7 @@ import pytest
 import xgboost as xgb
 
 import plboost
+from plboost import metrics
 from plboost import CutQueryError, query_folds
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank, URank
@@ -144,6 +145,28 @@ def test_plrank_cross_validates_like_lambdarank_on_mq2008(mq2008):
     ours, theirs = ours["valid ndcg@10-mean"][0], theirs["valid ndcg@10-mean"][0]
     assert 0.6 < theirs < 0.9
     assert abs(ours - theirs) < 0.05, (ours, theirs)
+
+
+@pytest.mark.engine
+def test_lgb_cv_takes_scikit_learns_group_kfold(data):
+    """GroupKFold over query ids keeps queries whole too: lgb.cv trains with a plboost objective on its folds, and
+    its mean validation NDCG@10 is that of the models trained on each fold's rows by hand (a query without a
+    relevant document counts 1, as LightGBM counts it)."""
+    from sklearn.model_selection import GroupKFold
+
+    query_ids = np.repeat(np.arange(data.n_queries), data.group_sizes)
+    folds = list(GroupKFold(n_splits=3).split(data.X, data.labels, groups=query_ids))
+    params = {"objective": PLRank(), **CV_PARAMS, "min_data_in_leaf": 5}
+    result = lgb.cv(params, data.to_lightgbm(), 2, folds=folds)
+    scores = []
+    full = data.to_lightgbm()
+    for train, test in folds:
+        train_set = full.subset(train)  # binned on all rows, as lgb.cv bins
+        test_data = data.subset(np.unique(query_of_rows(data.offsets, test)))
+        booster = lgb.train({**params, "objective": PLRank()}, train_set, 2)
+        scores.append(metrics.ndcg(booster.predict(test_data.X), test_data.labels, offsets=test_data.offsets,
+                                           k=10))
+    assert result["valid ndcg@10-mean"][-1] == pytest.approx(np.mean(scores), abs=1e-6)
 
 
 # ------------------------------------------------------------------------------------------------------
