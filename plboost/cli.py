@@ -27,6 +27,8 @@ from pathlib import Path
 from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
+from .data.splits import checked_options
+from .data.tabular import TABLE_OPTIONS, is_table
 from .objectives import OBJECTIVES
 from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of, split_reads
 
@@ -82,10 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     objectives = sorted(OBJECTIVES) + [name for names in BUILTIN_OBJECTIVES.values() for name in names]
     train = commands.add_parser("train", help="train a ranker and report test metrics")
     train.add_argument("--train", required=True, type=Path, nargs="+", metavar="FILE",
-                       help="training file (SVMlight/LETOR, .gz ok); with Dask, several files make one "
-                            "partition each")
-    train.add_argument("--valid", type=Path, help="validation file (early stopping)")
-    train.add_argument("--test", type=Path, help="test file (metrics); default: valid, else train")
+                       help="training file: SVMlight/LETOR (.txt, .gz ok), or a table, Parquet (.parquet, .pq) "
+                            "or CSV (.csv, .csv.gz) with a row per document (see --query-column); with Dask, "
+                            "several SVMlight files make one partition each")
+    train.add_argument("--valid", type=Path, help="validation file (early stopping), SVMlight or a table")
+    train.add_argument("--test", type=Path, help="test file (metrics), SVMlight or a table; default: valid, else "
+                                                 "train")
     train.add_argument("--objective", default="plrank",
                        help=f"objective name: {', '.join(objectives)} (default plrank)")
     train.add_argument("--param", action="append", type=parse_assignment, default=[], metavar="KEY=VALUE",
@@ -102,14 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
     evaluate.add_argument("--model", required=True, type=Path,
                           help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
-    evaluate.add_argument("--data", required=True, type=Path, help="SVMlight/LETOR file with qid or .query")
+    evaluate.add_argument("--data", required=True, type=Path,
+                          help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
+                               "with the feature columns the model was trained on, in the same order")
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
     _add_scoring_options(evaluate)
 
     compare = commands.add_parser(
         "compare", help="many configurations x the folds of a benchmark -> a table (mean ± std over folds)",
         description="Train every configuration on every split of DATA (LETOR 4.0/MSLR or LETOR 3.0 folds, "
-                    "Yahoo! LTR sets, or one train/vali/test triple; .gz accepted) and report test metrics.")
+                    "Yahoo! LTR sets, or one train/vali/test triple; .gz accepted, and tables in place of "
+                    "SVMlight files: Fold1/train.parquet or .csv beside Fold1/vali.parquet ...) and report test "
+                    "metrics.")
     compare.add_argument("data", type=Path, nargs="+", metavar="DATA",
                          help="dataset directory; with several, a table each and then the methods' winning "
                               "numbers across them (see plboost summarize)")
@@ -250,13 +258,23 @@ def _add_data_options(parser):
     parser.add_argument("--max-label", type=_non_negative_int, default=30, metavar="N",
                         help="largest relevance label accepted in data files (default 30, LightGBM's label_gain)")
     parser.add_argument("--zero-based", action="store_true",
-                        help="feature indices in data files start at 0 (default: at 1, the LETOR convention)")
+                        help="feature indices in SVMlight files start at 0 (default: at 1, the LETOR convention)")
+    parser.add_argument("--query-column", default=TABLE_OPTIONS["query"], metavar="NAME",
+                        help="tables (.parquet, .pq, .csv, .csv.gz): the column of query ids (default qid); every "
+                             "column but this and --label-column is a feature, in the table's order")
+    parser.add_argument("--label-column", default=TABLE_OPTIONS["label"], metavar="NAME",
+                        help="tables: the column of relevance labels (default label)")
+    parser.add_argument("--sort-queries", action="store_true",
+                        help="tables: sort the rows by query id (stable) instead of refusing a query whose rows "
+                             "are not contiguous")
 
 
 def _load_options(args) -> dict:
-    """Options of plboost.data.load_svmlight from the command line."""
+    """Options of plboost.data.load_splits from the command line (those of tables are refused by it when no table
+    is read, as --zero-based is when only tables are)."""
     return {"cache": not args.no_cache, "progress": not args.quiet, "max_label": args.max_label,
-            "zero_based": args.zero_based}
+            "zero_based": args.zero_based, "query": args.query_column, "label": args.label_column,
+            "sort": args.sort_queries}
 
 
 def check_output_path(path: Path | None, option: str, *, directory: bool = False) -> None:
@@ -371,20 +389,32 @@ def _train_on_dask(args, spec):
         raise ValueError("give --dask-scheduler or --dask-local, not both")
     if args.out_of_core is not None:
         raise ValueError("--out-of-core and --in-memory are for one machine; Dask workers read their partitions")
-    load_options = {key: value for key, value in _load_options(args).items() if key != "progress"}
+    paths = [*args.train, args.valid, args.test]
+    table = next((path for path in paths if path is not None and is_table(path)), None)
+    if table is not None:
+        raise ValueError(f"{table}: training on Dask reads SVMlight files; a table is read on one machine (leave "
+                         "out --dask-local and --dask-scheduler)")
+    load_options, _ = checked_options(paths, _load_options(args))  # a table's option given is refused
+    load_options.pop("progress")
     with dask_client(args.dask_scheduler, args.dask_local) as client:
         return run_dask(spec, client, args.train, args.valid, args.test, load_options=load_options)
 
 
 def _evaluate(args) -> int:
-    from .data import load_svmlight
+    from .data import load_splits
     from .engines import load_model
     from .experiment import RunSpec, evaluate_scores, format_table
 
     check_outputs({"--out": args.out}, [Read(args.model, "the model file"), *data_reads(args.data, "data")])
     check_output_path(args.out, "--out")
     model = load_model(args.model)
-    data = load_svmlight(args.data, n_features=model.n_features, **_load_options(args))
+    if is_table(args.data):
+        (data,) = load_splits(args.data, out_of_core=False, **_load_options(args))
+        if data.n_features != model.n_features:
+            raise ValueError(f"{args.data}: {data.n_features} feature columns, but {args.model} was trained on "
+                             f"{model.n_features} features")
+    else:
+        (data,) = load_splits(args.data, n_features=model.n_features, out_of_core=False, **_load_options(args))
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")

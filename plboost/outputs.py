@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data.svmlight_parser import query_file_candidates
+from .data.tabular import is_table
 
 #: the files ``plboost compare --out DIR`` writes in DIR (its run records go to ``DIR/runs/``)
 COMPARISON_FILES = ("results.json", "results.csv", "summary.csv", "per_query.csv", "significance.csv", "tuning.csv",
@@ -34,8 +35,11 @@ class Read:
 
 
 def data_reads(path, role: str) -> list[Read]:
-    """The data file ``path`` (the ``role`` file, e.g. "training") and the query files looked for beside it."""
+    """The data file ``path`` (the ``role`` file, e.g. "training") and the query files looked for beside it (not
+    beside a table, which holds its query ids)."""
     path = Path(path)
+    if is_table(path):
+        return [Read(path, f"the {role} file")]
     return [Read(path, f"the {role} file"),
             *(Read(query, f"the query file read with {path}") for query in query_file_candidates(path))]
 

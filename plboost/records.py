@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from ._engine_registry import ENGINES
+from .data.tabular import TABLE_OPTIONS, is_table
 
 #: the version of the record format; records of another format are recomputed
 RECORD_FORMAT = 2
@@ -57,11 +58,25 @@ def file_fingerprint(path) -> str:
     return digest
 
 
-def data_provenance(split) -> dict:
-    """Path and content fingerprint of each file of a :class:`~plboost.data.layouts.Split`."""
+def data_provenance(split, table_options: dict | None = None) -> dict:
+    """Path and content fingerprint of each file of a :class:`~plboost.data.layouts.Split`; a table's also has
+    the options it is read with (``table``: the query and label columns, the features, sort; ``table_options``
+    are those given, the others at their defaults), which decide what the same file holds."""
     files = {"train": split.train, "valid": split.valid, "test": split.test}
-    return {role: None if path is None else {"path": str(path), "content": file_fingerprint(path)}
-            for role, path in files.items()}
+    return {role: None if path is None else _file_provenance(path, table_options) for role, path in files.items()}
+
+
+def _file_provenance(path, table_options: dict | None) -> dict:
+    entry = {"path": str(path), "content": file_fingerprint(path)}
+    if is_table(path):
+        entry["table"] = normalized({**TABLE_OPTIONS, **(table_options or {})})
+    return entry
+
+
+def file_identity(entry: dict | None) -> tuple:
+    """What makes a file of a record's data provenance the same data: its content and, for a table, the options
+    it is read with."""
+    return (entry or {}).get("content"), (entry or {}).get("table")
 
 
 def package_versions() -> dict:
@@ -102,6 +117,11 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
         if (old or {}).get("content") != (new or {}).get("content"):
             where = " -> ".join(dict.fromkeys(str(d["path"]) for d in (old, new) if d))
             reasons.append(f"{role} file content ({where})" if old and new else f"{role} file ({where or 'none'})")
+        elif file_identity(old) != file_identity(new):
+            before, now = (old or {}).get("table") or {}, (new or {}).get("table") or {}
+            changed = [f"{name} {_show(before.get(name))} -> {_show(now.get(name))}"
+                       for name in dict.fromkeys([*now, *before]) if not _same(before.get(name), now.get(name))]
+            reasons.append(f"{role} table read with {', '.join(changed)}")
     old_spec, new_spec = recorded.get("spec") or {}, wanted["spec"]
     for name in list(new_spec) + [name for name in old_spec if name not in new_spec]:
         if not _same(old_spec.get(name), new_spec.get(name)):

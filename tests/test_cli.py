@@ -252,6 +252,112 @@ def test_max_label_and_zero_based_reach_the_loader(tmp_path, capsys):
                  "--engine-param", f"label_gain=[{gains}]", "--g-max", "40"]) == 0
 
 
+# --------------------------------------------------------------------------------------------------
+# tables (Parquet, CSV) beside SVMlight files
+
+
+def write_table(data, path, query="q", label="rel"):
+    """``data`` as a table with the query and label columns named ``query`` and ``label``, then f1..fN."""
+    import pandas as pd
+
+    frame = pd.DataFrame(data.X, columns=[f"f{j + 1}" for j in range(data.n_features)])
+    frame.insert(0, label, data.labels.astype(np.int64))
+    frame.insert(0, query, np.repeat(data.qids, data.group_sizes))
+    if path.suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("cli-tables")
+    return {name: write_table(make_synthetic(n_queries=n, seed=seed), directory / f"{name}{suffix}")
+            for name, n, seed, suffix in (("train", 80, 1, ".parquet"), ("valid", 30, 2, ".csv.gz"),
+                                          ("test", 30, 3, ".csv"))}
+
+
+@pytest.mark.engine
+def test_train_on_parquet_and_csv_then_evaluate_the_csv(tables, files, tmp_path, capsys):
+    out, model = tmp_path / "results.json", tmp_path / "model.txt"
+    columns = ["--query-column", "q", "--label-column", "rel"]
+    assert main(["train", "--train", str(tables["train"]), "--valid", str(tables["valid"]), "--test",
+                 str(tables["test"]), "--rounds", "5", "--early-stopping", "3", "--num-leaves", "7",
+                 "--save-model", str(model), "--out", str(out), "--quiet", *columns]) == 0
+    result = json.loads(out.read_text())
+    assert result["evaluated_on"] == "test" and result["data"]["test"] == str(tables["test"])
+    evaluated = tmp_path / "evaluated.json"
+    assert main(["evaluate", "--model", str(model), "--data", str(tables["test"]), "--out", str(evaluated),
+                 "--quiet", *columns]) == 0
+    for name, value in result["metrics"].items():
+        assert json.loads(evaluated.read_text())["metrics"][name] == pytest.approx(value, abs=1e-6), name
+    # the same documents from the SVMlight file give the same metrics: the table's columns are its features
+    capsys.readouterr()
+    assert main(["train", "--train", str(files["train"]), "--valid", str(files["valid"]), "--test",
+                 str(files["test"]), "--rounds", "5", "--early-stopping", "3", "--num-leaves", "7",
+                 "--out", str(out), "--quiet"]) == 0
+    assert json.loads(out.read_text())["metrics"] == pytest.approx(result["metrics"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--train", "{train}", "--query-column", "q", "--label-column", "rel", "--out-of-core"],
+     "train.parquet: a table is read in memory; out-of-core reading (--out-of-core) is for SVMlight files"),
+    (["train", "--train", "{train}", "--query-column", "q", "--label-column", "rel", "--zero-based"],
+     "zero_based=True (--zero-based): for SVMlight files, but train.parquet is a table"),
+    (["train", "--train", "{train}", "--query-column", "q", "--label-column", "rel", "--dask-local", "1"],
+     "train.parquet: training on Dask reads SVMlight files"),
+    (["train", "--train", "{train}"], "train.parquet: no query column 'qid' (query=... or --query-column names "
+                                      "another); the columns are 'q', 'rel', 'f1'"),
+    (["train", "--train", "{svmlight}", "--label-column", "rel"],
+     "label='rel' (--label-column): for tables (.parquet, .pq, .csv, .csv.gz), but train.txt is an SVMlight file"),
+    (["train", "--train", "{svmlight}", "--sort-queries", "--dask-local", "1"],
+     "sort=True (--sort-queries): for tables"),
+])
+def test_table_options_and_tables_are_refused_where_they_do_not_apply(tables, files, capsys, argv, message):
+    assert main([a.format(train=tables["train"], svmlight=files["train"]) for a in argv] + ["--quiet"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_table_of_another_width(tables, tmp_path, capsys):
+    from plboost.data import load_table
+
+    train = load_table(tables["train"], query="q", label="rel")
+    model = tmp_path / "model.txt"
+    import lightgbm as lgb
+
+    lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 3}, train.to_lightgbm(),
+              num_boost_round=1).save_model(model)
+    narrow = write_table(train.subset(np.arange(5)), tmp_path / "narrow.csv")
+    import pandas as pd
+
+    pd.read_csv(narrow).drop(columns="f3").to_csv(narrow, index=False)
+    assert main(["evaluate", "--model", str(model), "--data", str(narrow), "--query-column", "q", "--label-column",
+                 "rel", "--quiet"]) == 2
+    assert f"narrow.csv: {train.n_features - 1} feature columns, but {model} was trained on" in capsys.readouterr().err
+
+
+@pytest.mark.engine
+def test_compare_reads_folds_of_tables_and_records_how_they_were_read(tmp_path, capsys):
+    data = tmp_path / "data"
+    for fold in (1, 2):
+        (data / f"Fold{fold}").mkdir(parents=True)
+        for name, n, suffix in (("train", 40, ".parquet"), ("vali", 15, ".parquet"), ("test", 15, ".csv")):
+            write_table(make_synthetic(n_queries=n, seed=fold * 10 + n), data / f"Fold{fold}" / f"{name}{suffix}",
+                        query="qid", label="label")
+    argv = ["compare", str(data), "--run", "plrank", "--rounds", "3", "--num-leaves", "7", "--folds", "Fold1",
+            "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 0
+    assert "1 split(s) (Fold1)" in capsys.readouterr().out
+    record = json.loads(next((tmp_path / "out" / "runs").glob("*/Fold1.json")).read_text())
+    assert record["provenance"]["data"]["train"]["table"] == {"query": "qid", "label": "label", "features": None,
+                                                              "sort": False}
+    assert main(argv) == 0
+    assert "1 reused from records" in capsys.readouterr().err
+    assert main([*argv, "--sort-queries"]) == 0  # read another way: not the same data for the records
+    assert "redone because: train table read with sort False -> True" in capsys.readouterr().err
+
+
 def test_run_scripts_report_a_missing_directory_in_one_line(tmp_path):
     import subprocess
     import sys

@@ -12,6 +12,10 @@ layout                   files (each may also end in ``.gz``)
                          files beside them)
 =======================  ================================================================================
 
+Each file may also be a table (:mod:`plboost.data.tabular`): ``Fold1/train.parquet`` (or ``.pq``, ``.csv``,
+``.csv.gz``) in place of ``Fold1/train.txt``. A part found both as an SVMlight file and as a table (or as Parquet
+and CSV) is refused: which one to read is not guessed.
+
 Each fold (or Yahoo! set) is a :class:`Split`. A directory matching none of these gets an error that lists
 what was expected and what was found.
 """
@@ -27,7 +31,9 @@ _FOLD_FILES = {
     "letor4": ("train", "vali", "test"),
     "letor3": ("trainingset", "validationset", "testset"),
 }
-_SUFFIXES = (".txt", ".txt.gz")
+#: the suffixes of each format, in the order they are looked for (``.txt`` before ``.txt.gz``: the first found)
+_FORMATS = {"SVMlight": (".txt", ".txt.gz"), "Parquet": (".parquet", ".pq"), "CSV": (".csv", ".csv.gz")}
+_SUFFIXES = tuple(suffix for suffixes in _FORMATS.values() for suffix in suffixes)
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,16 @@ class Layout:
 
 
 def _find(directory: Path, stem: str) -> Path | None:
-    for suffix in _SUFFIXES:
-        path = directory / f"{stem}{suffix}"
-        if path.is_file():
-            return path
-    return None
+    found = {}
+    for kind, suffixes in _FORMATS.items():
+        for suffix in suffixes:
+            path = directory / f"{stem}{suffix}"
+            if path.is_file():
+                found.setdefault(kind, path)
+    if len(found) > 1:
+        raise ValueError(f"{directory}: {' and '.join(path.name for path in found.values())} are the same part in "
+                         f"{len(found)} formats; keep one of them (or move the others away)")
+    return next(iter(found.values()), None)
 
 
 def _fold_layout(directory: Path, kind: str) -> tuple[Split, ...]:
@@ -114,4 +125,5 @@ def find_layout(directory) -> Layout:
         "  Yahoo! LTR: set1.train.txt, set1.valid.txt, set1.test.txt (set 2 likewise)\n"
         "  one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name, ending in\n"
         "    .txt, or named like LightGBM's examples (rank.train, rank.test)\n"
-        "(any of them may end in .gz). Found: " + (", ".join(found) if found else "no files"))
+        "(any of them may end in .gz, and be a table: .parquet, .pq, .csv or .csv.gz in place of .txt). Found: "
+        + (", ".join(found) if found else "no files"))

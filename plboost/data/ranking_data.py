@@ -3,7 +3,8 @@
 It checks its arrays when made, gives the engines' datasets (:meth:`RankingData.to_lightgbm`,
 :meth:`RankingData.to_xgboost`), takes subsets of queries, widens ``X``, and writes itself as an SVMlight/LETOR
 file (:meth:`RankingData.save_svmlight`). The loaders make it: :func:`plboost.data.load_svmlight` from a file,
-:func:`plboost.data.make_synthetic` from a seed.
+:meth:`RankingData.from_pandas` from a DataFrame (:mod:`plboost.data.frames`), :func:`plboost.data.load_table`
+from a Parquet or CSV file, :func:`plboost.data.make_synthetic` from a seed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._queries import check_labels, offsets_from_boundaries, offsets_from_sizes
+from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
+from .frames import DEFAULT_LABEL, DEFAULT_QUERY, frame_arrays
 
 
 @dataclass(eq=False, repr=False)
@@ -39,6 +41,9 @@ class RankingData:
         Query boundaries: 0, then the cumulative query sizes.
     source : Path or None
         The file the documents were read from.
+    feature_names : tuple of str or None
+        The name of each column of ``X``, for data read from a table (:meth:`from_pandas`,
+        :func:`plboost.data.load_table`); None for SVMlight files, whose features are numbered.
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -46,6 +51,7 @@ class RankingData:
     qids: np.ndarray
     offsets: np.ndarray
     source: Path | None = None
+    feature_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
         if not sp.issparse(self.X):
@@ -62,6 +68,57 @@ class RankingData:
                              f"{self.qids.shape}")
         if self.source is not None:
             self.source = Path(self.source)
+        if self.feature_names is not None:
+            if isinstance(self.feature_names, str):
+                raise TypeError("feature_names must be a sequence of names, not a string")
+            self.feature_names = tuple(str(name) for name in self.feature_names)
+            if len(self.feature_names) != self.X.shape[1]:
+                raise ValueError(f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns of X")
+
+    @classmethod
+    def from_pandas(cls, df, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=None, sort: bool = False, *,
+                    dtype=np.float32, max_label: int | None = DEFAULT_MAX_LABEL) -> RankingData:
+        """Ranking data from a pandas DataFrame with a row per document (:mod:`plboost.data.frames`).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The documents: a query id column, a relevance label column, feature columns.
+        query, label : column names, default "qid" and "label"
+            The query ids (any values pandas can tell apart: numbers, strings) and the labels.
+        features : list of column names, optional
+            The feature columns, in the order of ``X``'s columns; by default every column but ``query`` and
+            ``label``, in the frame's order. Their names are kept in :attr:`feature_names`.
+        sort : bool, default=False
+            The rows of a query must be contiguous (a query id that reappears after another query's rows is
+            refused, naming the row); with ``sort=True`` the rows are sorted by query id first (a stable sort:
+            the documents of a query keep their order; the queries come in the order of their ids).
+        dtype : float32 or float64, default=float32
+            Type of the features. Missing values (NaN, ``pd.NA``) stay NaN; infinite values are refused.
+        max_label : int or None, default=30
+            Largest label accepted, as for :func:`plboost.data.load_svmlight`; labels must be non-negative
+            whole numbers (:func:`plboost._queries.check_labels`).
+
+        Raises ``ValueError`` (naming the column, and the row by position and index label) for a missing
+        column, a non-numeric feature or label column, an empty frame, a missing query id, rows of a query that
+        are not contiguous, a label that is missing, negative, fractional or above ``max_label``, and an
+        infinite feature value.
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"qid": [7, 7, 3], "label": [1, 0, 2], "bm25": [2.5, 0.5, None],
+        ...                    "length": [120, 80, 95]})
+        >>> data = RankingData.from_pandas(df)
+        >>> data.qids, data.offsets, data.feature_names
+        (array([7, 3]), array([0, 2, 3]), ('bm25', 'length'))
+        >>> data.X
+        array([[  2.5, 120. ],
+               [  0.5,  80. ],
+               [  nan,  95. ]], dtype=float32)
+        >>> RankingData.from_pandas(df, sort=True).qids
+        array([3, 7])
+        """
+        arrays = frame_arrays(df, query, label, features, sort, dtype=dtype, max_label=max_label)
+        return cls(arrays.X, arrays.labels, arrays.qids, arrays.offsets, feature_names=arrays.feature_names)
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -106,11 +163,15 @@ class RankingData:
         return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
 
     def widen(self, n_features: int) -> RankingData:
-        """The same data with zero columns appended up to ``n_features`` (absent features are 0)."""
+        """The same data with zero columns appended up to ``n_features`` (absent features are 0). Data with
+        :attr:`feature_names` (a table's columns) are not widened: a column without a name would be invented."""
         if n_features < self.n_features:
             raise ValueError(f"cannot narrow {self.n_features} features to {n_features}")
         if n_features == self.n_features:
             return self
+        if self.feature_names is not None:
+            raise ValueError(f"{self.source or 'the data'}: {self.n_features} named feature columns (a table) cannot "
+                             f"be widened to {n_features} features; the files used together need the same columns")
         if sp.issparse(self.X):
             X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_docs, n_features))
         else:
@@ -144,7 +205,8 @@ class RankingData:
         sizes = self.group_sizes[positions]
         offsets = offsets_from_sizes(sizes, name="subset")
         rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
-        return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source)
+        return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source,
+                           self.feature_names)
 
     def save_svmlight(self, path, *, zero_based: bool = False) -> Path:
         """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.
@@ -152,7 +214,8 @@ class RankingData:
         Only non-zero features are written (NaN is written as ``nan``), with 9 significant digits for
         float32 and 17 otherwise, so that :func:`load_svmlight` gives back the same arrays bit for bit
         (pass ``n_features=self.n_features`` when the last columns may be all zero). Feature ``j`` is
-        written as index ``j + 1`` unless ``zero_based``. Returns the path.
+        written as index ``j + 1`` unless ``zero_based``; :attr:`feature_names` are not written (the format
+        numbers its features). Returns the path.
         """
         path = Path(path)
         value_format = "%d:%.9g" if self.X.dtype == np.float32 else "%d:%.17g"

@@ -1,16 +1,23 @@
-"""A split's files (training, validation, test) loaded together with the same width of ``X``, in memory or out
+"""A split's files (training, validation, test) loaded together with the same columns of ``X``, in memory or out
 of core (:func:`load_splits`, :func:`training_data` for the engines' helpers), and a model's scores on either kind
-of data (:func:`predict_scores`). Above both loaders: it chooses between them."""
+of data (:func:`predict_scores`). Above the loaders: it chooses between them, and reads tables
+(:mod:`plboost.data.tabular`) beside SVMlight files by their suffix."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 
 from . import svmlight
 from .out_of_core import OutOfCoreData, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
+from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, load_table
+
+#: the options of :func:`plboost.data.load_svmlight` that tables do not have, with the value that leaves them unused
+#: (``cache`` and ``progress`` concern only how a file is read, and are ignored for tables)
+SVMLIGHT_OPTIONS = {"zero_based": False, "query_file": "auto", "dense": True, "max_dense_gib": "auto"}
 
 
 def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: int | None = None, log=None,
@@ -21,11 +28,26 @@ def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: i
     whose largest feature index is smaller are widened with zero columns to the widest, as absent SVMlight
     features are 0.
 
+    Tables (names ending in ``.parquet``, ``.pq``, ``.csv`` or ``.csv.gz``) are read by
+    :func:`plboost.data.load_table`, in memory, with the options ``query``, ``label``, ``features`` and ``sort``
+    (and ``dtype``, ``max_label``; ``n_features``, when given, must be their number of feature columns). Tables
+    used together need the same feature columns: those of the first table, in its order (another order is
+    put right by name); they are not widened. An option given at other than its default is refused when no file
+    it applies to is given (``query`` and the others with SVMlight files only; ``zero_based``, ``query_file``,
+    ``dense=False``, ``max_dense_gib`` with tables only), and so is ``out_of_core=True`` with a table.
+
     With ``out_of_core=True`` every file is read by :func:`load_out_of_core` instead (dense chunks on disk,
     batches of at most ``memory_budget_bytes``), giving :class:`OutOfCoreData`; with None,
     :func:`choose_out_of_core` decides for all of them from their estimated dense size and the memory available
     (saying so through ``log``, by default standard error, when it reads them out of core).
     """
+    options, table_options = checked_options(paths, options)
+    if any(path is not None and is_table(path) for path in paths):
+        if out_of_core:
+            table = next(path for path in paths if path is not None and is_table(path))
+            raise ValueError(f"{table}: a table is read in memory; out-of-core reading (--out-of-core) is for "
+                             "SVMlight files")
+        out_of_core = False
     if out_of_core is None:
         out_of_core = choose_out_of_core(paths, n_features=options.get("n_features"),
                                          dtype=options.get("dtype", np.float32),
@@ -37,9 +59,98 @@ def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: i
         loaded = [None if path is None else load_out_of_core(path, memory_budget_bytes=memory_budget_bytes, **options)
                   for path in paths]
     else:
-        loaded = [None if path is None else svmlight.load_svmlight(path, **options) for path in paths]
-    width = max(data.n_features for data in loaded if data is not None)
-    return [None if data is None else data.widen(width) for data in loaded]
+        loaded = [None if path is None else _load_table(path, table_options, options) if is_table(path)
+                  else svmlight.load_svmlight(path, **options) for path in paths]
+    return _aligned(loaded)
+
+
+def checked_options(paths, options: dict) -> tuple[dict, dict]:
+    """``options`` of :func:`load_splits` for ``paths`` split into those of :func:`plboost.data.load_svmlight`
+    and those of :func:`plboost.data.load_table` only; an option at other than its default with no file it
+    applies to among ``paths`` is refused (ValueError)."""
+    given = [Path(path) for path in paths if path is not None]
+    tables = [path for path in given if is_table(path)]
+    options = dict(options)
+    table_options = {name: options.pop(name) for name in TABLE_OPTIONS if name in options}
+    changed = [_spelled(name, value) for name, value in table_options.items()
+               if not _is_default(value, TABLE_OPTIONS[name])]
+    if given and not tables and changed:
+        raise ValueError(f"{', '.join(changed)}: for tables ({', '.join(TABLE_SUFFIXES)}), but "
+                         f"{', '.join(path.name for path in given)} "
+                         f"{'is an SVMlight file' if len(given) == 1 else 'are SVMlight files'}")
+    changed = [_spelled(name, options[name]) for name, default in SVMLIGHT_OPTIONS.items()
+               if name in options and not _is_default(options[name], default)]
+    if given and len(tables) == len(given) and changed:
+        raise ValueError(f"{', '.join(changed)}: for SVMlight files, but {', '.join(path.name for path in given)} "
+                         f"{'is a table' if len(given) == 1 else 'are tables'}")
+    return options, table_options
+
+
+#: the command line's flags for the options of :func:`load_splits`, for messages
+_FLAGS = {"query": "--query-column", "label": "--label-column", "sort": "--sort-queries", "zero_based": "--zero-based"}
+
+
+def _spelled(name: str, value) -> str:
+    return f"{name}={value!r}" + (f" ({_FLAGS[name]})" if name in _FLAGS else "")
+
+
+def _is_default(value, default) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
+
+
+#: the options of :func:`load_svmlight` that tables take too (``cache`` and ``progress`` are ignored for them)
+_SHARED_OPTIONS = ("dtype", "max_label", "n_features", "cache", "progress")
+
+
+def _load_table(path, table_options: dict, options: dict) -> RankingData:
+    unknown = sorted(set(options) - set(_SHARED_OPTIONS) - set(SVMLIGHT_OPTIONS))
+    if unknown:
+        raise TypeError(f"load_splits: unknown option {unknown[0]!r}")
+    data = load_table(path, **table_options, **{name: options[name] for name in ("dtype", "max_label")
+                                                 if name in options})
+    n_features = options.get("n_features")
+    if n_features is not None and data.n_features != n_features:
+        raise ValueError(f"{path}: {data.n_features} feature columns, but n_features={n_features}")
+    return data
+
+
+def match_columns(data, reference):
+    """``data`` with the feature columns of ``reference`` when both are tables (have ``feature_names``): the
+    same names in another order are put in ``reference``'s order; other names are refused, naming them. Other
+    data are returned as they are."""
+    names, wanted = getattr(data, "feature_names", None), getattr(reference, "feature_names", None)
+    if names is None or wanted is None or names == wanted:
+        return data
+    missing = [name for name in wanted if name not in names]
+    extra = [name for name in names if name not in wanted]
+    if missing or extra:
+        listed = ", ".join(f"{', '.join(map(repr, found[:5]))}{', ...' if len(found) > 5 else ''} {what}"
+                           for what, found in (("missing", missing), (f"not in {_name(reference)}", extra)) if found)
+        raise ValueError(f"{_name(data)}: the feature columns differ from those of {_name(reference)} ({listed}); "
+                         "files used together need the same features (choose them with features=[...])")
+    order = [names.index(name) for name in wanted]
+    return RankingData(data.X[:, order], data.labels, data.qids, data.offsets, data.source, wanted)
+
+
+def _name(data) -> str:
+    return str(data.source) if data.source is not None else "the data"
+
+
+def _aligned(items: list) -> list:
+    """Data used together with the columns of the first table among them and the width of the widest (zero
+    columns appended to SVMlight data); a table narrower than the widest is refused."""
+    present = [item for item in items if item is not None]
+    reference = next((item for item in present if getattr(item, "feature_names", None) is not None), None)
+    if reference is not None:
+        items = [None if item is None else match_columns(item, reference) for item in items]
+        present = [item for item in items if item is not None]
+    width = max(item.n_features for item in present)
+    widest = max(present, key=lambda item: item.n_features)
+    for item in present:
+        if getattr(item, "feature_names", None) is not None and item.n_features < width:
+            raise ValueError(f"{_name(item)}: {item.n_features} feature columns, but {_name(widest)} has {width} "
+                             "features; a table is not widened: files used together need the same features")
+    return [None if item is None else item.widen(width) for item in items]
 
 
 def training_data(train, valid=None, *, out_of_core: bool | None = None, memory_budget_bytes: int | None = None,
@@ -59,9 +170,7 @@ def training_data(train, valid=None, *, out_of_core: bool | None = None, memory_
     loaded = load_splits(*paths, out_of_core=out_of_core, memory_budget_bytes=memory_budget_bytes, log=log, **options)
     items = [loaded[i] if paths[i] is not None else item for i, item in enumerate(items)]
     _check_kind([item for item, path in zip(items, paths, strict=True) if path is None], out_of_core)
-    present = [item for item in items if item is not None]
-    width = max(item.n_features for item in present)
-    return tuple(None if item is None else item.widen(width) for item in items)
+    return tuple(_aligned(items))
 
 
 def _check_kind(items, out_of_core) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .. import engines
 from ..data import OutOfCoreData, RankingData, load_splits
-from ..data.splits import predict_scores
+from ..data.splits import match_columns, predict_scores
+from ..data.tabular import TABLE_OPTIONS
 from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
 from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
 from .planning import PlannedRun, _add_earlier_runs, plan_runs, table_protocol
@@ -46,7 +47,8 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     load_options : dict, optional
         Options for :func:`plboost.data.load_splits` (e.g. ``cache``, ``progress``; ``out_of_core`` True, False or
         None to read the files out of core, in memory, or as the memory available allows, and
-        ``memory_budget_bytes``).
+        ``memory_budget_bytes``; ``query``, ``label``, ``features`` and ``sort`` for tables, which are part of the
+        runs' provenance).
     tune : plboost.tuning.Tuning, optional
         Tune every configuration on every split with the same budget before testing it (see
         :mod:`plboost.tuning`); the test file of a split is read only after all its searches ended.
@@ -54,8 +56,9 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     specs, chosen = _checked_comparison(specs, layout, splits, repeats)
     spaces = _check_tuning(tune, specs, chosen, layout)
     protocol = table_protocol(specs, repeats, tune)
+    table_options = {name: value for name, value in (load_options or {}).items() if name in TABLE_OPTIONS}
     planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
-                        protocol=protocol)
+                        protocol=protocol, table_options=table_options)
     dataset_name = Path(layout.directory).name or str(layout.directory)
     results, conventions, tuning_rows, warm = [], "", [], {}
     for split in chosen:
@@ -149,7 +152,7 @@ def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows
     if train is None:
         return None
     (test,) = load_splits(split.test, **(load_options or {}))
-    return train, valid, _with_width(test, train.n_features)
+    return train, valid, _with_width(match_columns(test, train), train.n_features)
 
 
 def _trial_trainer(train, valid, metric: str):
@@ -180,7 +183,9 @@ def _with_width(data, width: int):
         return data.widen(width)
     if isinstance(data, OutOfCoreData):
         return data.with_width(width)
-
+    if data.feature_names is not None:
+        raise ValueError(f"{data.source}: {data.n_features} feature columns, but the training data have {width} "
+                         "features; files used together need the same features")
     return RankingData(data.X[:, :width], data.labels, data.qids, data.offsets, data.source)
 
 

@@ -8,10 +8,11 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from ..records import (UnreadableRecord, data_provenance, normalized, package_versions, read_record,
+from .._params import plain_value as _plain
+from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
 from .results import Comparison, FoldResult
-from .spec import RunSpec, _plain, _shown
+from .spec import RunSpec, _shown
 
 
 @dataclass
@@ -34,14 +35,15 @@ class PlannedRun:
 
 
 def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
-              spaces=None, protocol=None) -> list[PlannedRun]:
+              spaces=None, protocol=None, table_options=None) -> list[PlannedRun]:
     """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
     ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
     it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
-    configurations), the tuning settings and search space are part of the provenance."""
+    configurations), the tuning settings and search space are part of the provenance; so are the
+    ``table_options`` of tables (:func:`plboost.records.data_provenance`)."""
     planned = []
     for split in splits:
-        data = data_provenance(split) if out_dir is not None else None
+        data = data_provenance(split, table_options) if out_dir is not None else None
         for spec in specs:
             for repeat in range(int(repeats)):
                 spec_r = replace(spec, repeat=repeat)
@@ -134,7 +136,7 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
     ``repeats`` repeats); name those left out in :attr:`Comparison.left_out`."""
     current = {item.path for item in planned}
     data = {item.split.name: item.provenance["data"] for item in planned}
-    contents = {name: {role: (d or {}).get("content") for role, d in files.items()} for name, files in data.items()}
+    contents = {name: {role: file_identity(d) for role, d in files.items()} for name, files in data.items()}
     earlier, found, left_out = {}, {}, {}
     asked = {spec.key for spec in comparison.specs}
     repeats = int(comparison.protocol.get("repeats", 1)) if comparison.protocol else 1
@@ -150,7 +152,7 @@ def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> 
         recorded_data = provenance.get("data") or {}
         if record.get("split") not in contents:
             continue
-        if {role: (d or {}).get("content") for role, d in recorded_data.items()} != contents[record["split"]]:
+        if {role: file_identity(d) for role, d in recorded_data.items()} != contents[record["split"]]:
             continue
         if comparison.conventions and record.get("conventions") != comparison.conventions:
             if log:

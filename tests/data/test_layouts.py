@@ -49,6 +49,22 @@ def test_one_triple_with_or_without_validation(tmp_path):
     assert find_layout(tmp_path / "b").splits[0].valid is None
 
 
+def test_tables_stand_in_for_svmlight_files_but_not_beside_them(tmp_path):
+    for name in ("train.parquet", "vali.csv.gz", "test.csv"):
+        touch(tmp_path / "Fold1" / name)
+    (split,) = find_layout(tmp_path).splits
+    assert (split.train.name, split.valid.name, split.test.name) == ("train.parquet", "vali.csv.gz", "test.csv")
+    touch(tmp_path / "Fold1" / "train.txt.gz")
+    with pytest.raises(ValueError, match="Fold1: train.txt.gz and train.parquet are the same part in 2 formats"):
+        find_layout(tmp_path)
+    for name in ("set1.train.pq", "set1.valid.pq", "set1.test.pq"):
+        touch(tmp_path / "yahoo" / name)
+    assert find_layout(tmp_path / "yahoo").splits[0].test.name == "set1.test.pq"
+    for name in ("web.train.csv", "web.test.csv"):
+        touch(tmp_path / "one" / name)
+    assert find_layout(tmp_path / "one").splits[0].train.name == "web.train.csv"
+
+
 def test_the_mslr_slice_in_shared_data(shared_data):
     layout = find_layout(shared_data / "MSLR-WEB10K-5k")
     assert layout.kind == "single"
