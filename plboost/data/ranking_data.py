@@ -120,6 +120,30 @@ class RankingData:
         arrays = frame_arrays(df, query, label, features, sort, dtype=dtype, max_label=max_label)
         return cls(arrays.X, arrays.labels, arrays.qids, arrays.offsets, feature_names=arrays.feature_names)
 
+    def to_pandas(self, query=DEFAULT_QUERY, label=DEFAULT_LABEL):
+        """The documents as a pandas DataFrame: the query id column, the label column, then the features (named
+        :attr:`feature_names`, else ``f1``, ``f2``, ... as SVMlight numbers them); :meth:`from_pandas` reads it
+        back to equal arrays. A sparse ``X`` becomes dense columns.
+
+        >>> data = RankingData(np.array([[0.5], [1.5], [2.5]]), [1, 0, 2], qids=[7, 3], offsets=[0, 2, 3])
+        >>> data.to_pandas()
+           qid  label   f1
+        0    7    1.0  0.5
+        1    7    0.0  1.5
+        2    3    2.0  2.5
+        """
+        import pandas as pd
+
+        names = list(self.feature_names or [f"f{i + 1}" for i in range(self.n_features)])
+        if query in names or label in names or query == label:
+            raise ValueError(f"the query column {query!r} and the label column {label!r} must differ from each other "
+                             "and from the feature names")
+        X = self.X.toarray() if sp.issparse(self.X) else self.X
+        frame = pd.DataFrame(X, columns=names)
+        frame.insert(0, label, self.labels)
+        frame.insert(0, query, np.repeat(self.qids, self.group_sizes))
+        return frame
+
     @property
     def group_sizes(self) -> np.ndarray:
         """Number of documents of each query (LightGBM's ``group``), int64."""

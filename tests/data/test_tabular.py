@@ -58,6 +58,18 @@ def test_dataframe_parquet_and_csv_copies_load_as_the_svmlight_file(mq2008_train
     assert load_table(tmp_path / "train.parquet", dtype=np.float64).X.dtype == np.float64
 
 
+def test_to_pandas_writes_the_frame_from_pandas_reads(mq2008_train):
+    """to_pandas is the frame the tests build by hand, and reads back to the same arrays (names f1.. for SVMlight)."""
+    data, frame = mq2008_train
+    written = data.to_pandas()
+    pd.testing.assert_frame_equal(written, frame, check_dtype=False)
+    assert_same(RankingData.from_pandas(written), data)
+    renamed = data.to_pandas(query="query", label="grade")
+    assert list(renamed.columns[:2]) == ["query", "grade"]
+    with pytest.raises(ValueError, match="must differ"):
+        data.to_pandas(label="f3")
+
+
 def test_features_select_and_order_the_columns(tmp_path):
     frame = small_frame()[["f2", "qid", "f1", "label"]]
     data = RankingData.from_pandas(frame)
