@@ -13,6 +13,13 @@ needed, and since the kernels release the GIL the threads run at once. Numba's o
 (``prange``) would do the same inside the kernel, but compiling one parallel loop costs 1-3 s, paid on the
 first call of a fresh install for every kernel: PLRank's four parallel kernels took 11 s of its first call
 (issue 17). The number of threads is Numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
+
+Numba is imported when a kernel is first used, not when plboost is: importing Numba takes 0.3 s, which
+``plboost --help`` or ``import plboost.objectives`` need not pay (issue 27). ``@kernel`` gives a
+:class:`LazyKernel`; the first call of any kernel (or :func:`activate`) imports Numba, chooses the cache, makes
+every kernel defined so far a Numba dispatcher and puts the dispatchers in place of the lazy kernels in the
+namespaces of plboost's modules, where kernels find each other when they compile. Kernels defined after that
+are dispatchers at once.
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numba
 import numpy as np
 
 
@@ -69,7 +75,7 @@ def _private_cache_directory() -> Path | None:
     return directory
 
 
-def _choose_cache() -> bool:
+def _choose_cache(numba) -> bool:
     """Whether kernels are compiled with a cache; where Numba has no writable place for it, point Numba at
     :func:`_private_cache_directory` (or compile without a cache), with one :class:`CacheWarning`."""
     package = Path(__file__).resolve().parent
@@ -91,9 +97,9 @@ def _choose_cache() -> bool:
     return False
 
 
-#: whether kernels are cached (see the module's docstring)
-CACHE = _choose_cache()
-_OPTIONS = dict(cache=CACHE, nogil=True, fastmath=False, error_model="numpy")
+#: whether kernels are cached (see the module's docstring); None until :func:`activate`
+CACHE: bool | None = None
+_OPTIONS = dict(nogil=True, fastmath=False, error_model="numpy")
 
 #: below this many documents per thread, a call runs on the calling thread alone
 MIN_DOCS_PER_THREAD = 10_000
@@ -101,13 +107,80 @@ MIN_DOCS_PER_THREAD = 10_000
 _RANGES_PER_THREAD = 4
 
 
+class LazyKernel:
+    """A kernel before Numba is loaded: the Python function and its options. Calling it (or reading an attribute
+    of Numba's dispatcher, such as ``py_func`` or ``signatures``) activates Numba (:func:`activate`) and goes to
+    the dispatcher."""
+
+    def __init__(self, func, options: dict):
+        self.py_func, self.options, self.dispatcher = func, options, None
+        self.__name__, self.__qualname__ = func.__name__, func.__qualname__
+        self.__module__, self.__doc__, self.__wrapped__ = func.__module__, func.__doc__, func
+
+    def __call__(self, *args, **kwargs):
+        return activate(self)(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(activate(self), name)
+
+    def __repr__(self) -> str:
+        return f"<lazy kernel {self.__module__}.{self.__qualname__}>"
+
+
+_lazy_kernels: list[LazyKernel] = []
+_numba = None
+_activation_lock = threading.RLock()
+
+
+def activate(lazy: LazyKernel | None = None):
+    """Import Numba and make every kernel a Numba dispatcher (once per process; see the module's docstring).
+    Returns the dispatcher of ``lazy``, or Numba."""
+    global _numba, CACHE
+    if _numba is None:
+        with _activation_lock:
+            if _numba is None:
+                import sys
+
+                import numba
+
+                CACHE = _choose_cache(numba)
+                for pending in _lazy_kernels:
+                    pending.dispatcher = _compiled(numba, pending.py_func, pending.options)
+                replacements = {id(pending): pending.dispatcher for pending in _lazy_kernels}
+                for name, module in list(sys.modules.items()):
+                    if name == "plboost" or name.startswith("plboost."):
+                        namespace = vars(module)
+                        for key, value in list(namespace.items()):
+                            if type(value) is LazyKernel:
+                                namespace[key] = replacements[id(value)]
+                _lazy_kernels.clear()
+                _numba = numba
+    return _numba if lazy is None else lazy.dispatcher
+
+
+def _compiled(numba, func, options: dict):
+    return numba.njit(**{**_OPTIONS, "cache": CACHE, **options})(func)
+
+
 def kernel(func=None, *, parallel=False, **options):
     """Decorate ``func`` as a compiled, cached kernel that releases the GIL (``@kernel``).
 
     ``@kernel(parallel=True)`` compiles ``prange`` loops as Numba's parallel loops (slow to compile: prefer
     serial kernels run by :func:`over_queries`); other ``options`` (``fastmath``, ``inline``) go to
-    ``numba.njit``."""
-    decorate = numba.njit(parallel=parallel, **{**_OPTIONS, **options})
+    ``numba.njit``. Before Numba is loaded the kernel is a :class:`LazyKernel`."""
+    options = {"parallel": parallel, **options}
+
+    def decorate(function):
+        if _numba is not None:
+            return _compiled(_numba, function, options)
+        lazy = LazyKernel(function, options)
+        with _activation_lock:
+            if _numba is None:
+                _lazy_kernels.append(lazy)
+                return lazy
+        return _compiled(_numba, function, options)
     return decorate if func is None else decorate(func)
 
 
@@ -122,7 +195,7 @@ def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:
 
 def thread_count(n_docs: int) -> int:
     """Threads worth using for ``n_docs`` documents: Numba's thread count, fewer for small data."""
-    return max(1, min(numba.get_num_threads(), n_docs // MIN_DOCS_PER_THREAD))
+    return max(1, min(activate().get_num_threads(), n_docs // MIN_DOCS_PER_THREAD))
 
 
 def over_queries(body, offsets: np.ndarray, *args) -> None:

@@ -138,7 +138,8 @@ def test_compiled_kernels_are_cached_by_an_installed_package(tmp_path, read_only
 
 
 #: a fresh process in which Numba finds no writable cache location: the in-tree and user-wide locators fail
-#: as they do for a non-root user with a read-only installation and an unwritable home directory
+#: as they do for a non-root user with a read-only installation and an unwritable home directory. It runs
+#: `plboost --help` (which loads no Numba), then `plboost train` on a tiny file (whose parser kernels do)
 _NO_CACHE_LOCATION = """
 import sys
 from numba.core import caching
@@ -148,9 +149,12 @@ caching.InTreeCacheLocator.ensure_cache_path = unwritable
 caching.UserWideCacheLocator.ensure_cache_path = unwritable
 from plboost.__main__ import run
 try:
-    status = run(sys.argv[1:])
-except SystemExit as exit_:  # --help, --version
-    status = exit_.code
+    run(["--help"])
+except SystemExit:
+    pass
+from plboost import _jit
+print("kernels activated by --help", _jit.CACHE is not None, file=sys.stderr)
+status = run(sys.argv[1:])
 from plboost import _jit, metrics
 import numpy as np
 print("ndcg", metrics.ndcg(np.array([0.3, 0.1]), np.array([1.0, 0.0]), offsets=np.array([0, 2]), k=2))
@@ -159,23 +163,29 @@ sys.exit(status)
 """
 
 
-def _without_cache_location(tmp_path, *argv):
+def _without_cache_location(tmp_path):
+    data = tmp_path / "tiny.txt"
+    data.write_text("".join(f"{(q + d) % 3} qid:{q} 1:{d} 2:{q * d % 5}\n" for q in range(20) for d in range(6)))
     environment = {**os.environ, "TMPDIR": str(tmp_path)}
     environment.pop("NUMBA_CACHE_DIR", None)
+    argv = ["train", "--train", str(data), "--objective", "lambdarank", "--rounds", "1", "--quiet"]
     return subprocess.run([sys.executable, "-c", _NO_CACHE_LOCATION, *argv], capture_output=True, text=True,
                           env=environment, timeout=300)
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="the private directory is named by the user id")
 def test_with_no_writable_cache_location_kernels_are_cached_in_a_private_temporary_directory(tmp_path):
-    """Issue 24, item 4: every command died with Numba's 'no locator available' RuntimeError."""
-    done = _without_cache_location(tmp_path, "--help")
+    """Issue 24, item 4: every command died with Numba's 'no locator available' RuntimeError. The one-line
+    warning comes when a command first uses a kernel; --help activates none (issue 27)."""
+    done = _without_cache_location(tmp_path)
     assert done.returncode == 0, done.stderr
     private = tmp_path / f"plboost-numba-{os.getuid()}"
     assert done.stderr.splitlines() == [
-        f"plboost: warning: no writable place for Numba's cache (neither {Path(_jit.__file__).parent} nor the home "
-        f"directory's cache can be written); compiled kernels are cached in {private} (set NUMBA_CACHE_DIR to choose)"]
-    assert "usage: plboost" in done.stdout and "ndcg 1.0" in done.stdout and "cache True" in done.stdout
+        "kernels activated by --help False",
+        f"plboost train: warning: no writable place for Numba's cache (neither {Path(_jit.__file__).parent} nor the "
+        f"home directory's cache can be written); compiled kernels are cached in {private} (set NUMBA_CACHE_DIR to "
+        "choose)"]
+    assert "ndcg 1.0" in done.stdout and "cache True" in done.stdout
     assert oct(private.stat().st_mode & 0o777) == "0o700" and list(private.rglob("*.nbi"))  # Numba's cache index
 
 
@@ -184,7 +194,36 @@ def test_a_temporary_directory_others_can_write_is_not_used_and_kernels_compile_
     shared = tmp_path / f"plboost-numba-{os.getuid()}"
     shared.mkdir()
     shared.chmod(0o777)  # another user could have put compiled code there for Numba to load
-    done = _without_cache_location(tmp_path, "--version")
+    done = _without_cache_location(tmp_path)
     assert done.returncode == 0, done.stderr
-    assert len(done.stderr.splitlines()) == 1 and "kernels are compiled anew in every process" in done.stderr
+    warned = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "kernels are compiled anew in every process" in warned[0]
     assert "ndcg 1.0" in done.stdout and "cache False" in done.stdout and not list(shared.rglob("*.nbi"))
+
+
+def test_importing_plboost_and_asking_for_help_load_no_numba():
+    """Issue 27: Numba (0.3 s to import) is loaded when a kernel is first used, not by `plboost --help`,
+    `import plboost.objectives` or `import plboost.metrics`; the first kernel call puts dispatchers in place of
+    the lazy kernels in every module that names them."""
+    script = """
+import sys
+from plboost.__main__ import run
+try:
+    run(["--help"])
+except SystemExit:
+    pass
+import plboost.objectives, plboost.metrics, plboost.data, plboost.engines
+assert "numba" not in sys.modules, "numba loaded before any kernel ran"
+from plboost import _jit, _numerics
+from plboost.objectives import _base, plrank
+assert type(plrank.stable_argsort) is _jit.LazyKernel and plrank.stable_argsort is _numerics.stable_argsort
+import numpy as np
+plboost.objectives.PLRank().gradients(np.array([0.5, 0.0]), np.array([1.0, 0.0]), np.array([0, 2]))
+assert "numba" in sys.modules and _jit.CACHE is not None
+assert type(plrank.stable_argsort) is not _jit.LazyKernel and plrank.stable_argsort is _numerics.stable_argsort
+assert type(_base._fingerprint) is type(plrank.stable_argsort)
+print("ok")
+"""
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_DISABLE_JIT"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

@@ -25,11 +25,10 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .._engine_registry import ENGINES, engine_of
-from .._jit import kernel, over_queries
+from .._jit import activate, kernel, over_queries
 from .._numerics import stable_argsort
 from .._params import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
@@ -497,6 +496,7 @@ def registry(*classes: type[RankingObjective]) -> dict[str, type[RankingObjectiv
 @contextmanager
 def _numba_threads(n: int):
     """Run the enclosed kernels on at most ``n`` Numba threads."""
+    numba = activate()
     previous = numba.get_num_threads()
     numba.set_num_threads(min(n, previous))
     try:
