@@ -539,11 +539,11 @@ class PLRank(RankingObjective):
                            union_docs, union_position, in_top)
 
     def _gradients(self, scores, data, state: PLRankState, grad, hess) -> np.ndarray:
-        # scratch space per call, never in the cached state: two threads may train on the same data
         n_entries = state.n_contexts
         losses = np.empty(data.offsets.size - 1)
-        over_queries(_plrank_gradients, state.offsets, scores, state, np.empty(data.n_docs), np.empty(n_entries),
-                     np.empty(n_entries), np.empty(n_entries), np.empty(n_entries), grad, hess, losses)
+        over_queries(_plrank_gradients, state.offsets, scores, state, self._workspace("outside", data.n_docs),
+                     *(self._workspace(name, n_entries) for name in ("log_z", "chain_log_z", "chain_a", "chain_b")),
+                     grad, hess, losses)
         return losses
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:
