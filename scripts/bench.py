@@ -22,6 +22,8 @@ Sections:
   ones (``leaf_values="exact"`` against the default), and the share of the rewrite spent finding leaves.
 * first-call: an objective's first gradient call in a fresh process with an empty Numba cache (a fresh
   install), against the same call with the kernels cached.
+* compile: where that time goes: each kernel's compile time (Numba's compile events) in one fresh process.
+* startup: ``plboost --help`` and ``import plboost.objectives`` in fresh processes against a bare interpreter.
 """
 
 from __future__ import annotations
@@ -257,7 +259,81 @@ def first_call_rows(repeats: int) -> list[dict]:
     return rows
 
 
-SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves", "first-call")
+COMPILE_SCRIPT = """
+import json, sys, time
+from numba.core import event
+import numpy as np
+from plboost.data import make_synthetic
+from plboost.objectives import get_objective
+data = make_synthetic(n_queries=50, n_features=1, seed=0)
+scores = np.random.default_rng(0).normal(size=data.n_docs)
+with event.install_recorder("numba:compile") as recorder:
+    for name in sys.argv[1:]:
+        get_objective(name).gradients(scores, data.labels, data.offsets)
+started, seconds = {}, {}
+for stamp, item in recorder.buffer:
+    function = item.data["dispatcher"].py_func
+    key = f"{function.__module__}.{function.__qualname__}"
+    if item.is_start:
+        started[key] = stamp
+    else:
+        seconds[key] = seconds.get(key, 0.0) + stamp - started.pop(key)
+print(json.dumps(seconds))
+"""
+
+
+def compile_rows(top: int) -> list[dict]:
+    """Where a fresh install's first call spends its time: each kernel's compilation (Numba's compile events,
+    inclusive of the helpers it compiles first) when every registered objective is called once, in order, in a
+    fresh process with an empty Numba cache (50 queries)."""
+    import json
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="plboost-numba-") as cache_dir:
+        start = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, *FIRST_CALL_OBJECTIVES], check=True, text=True,
+                             capture_output=True, env={**os.environ, "NUMBA_CACHE_DIR": cache_dir}).stdout
+        total = time.perf_counter() - start
+    seconds = json.loads(out.strip().splitlines()[-1])
+    own = {k: v for k, v in seconds.items() if k.startswith("plboost.")}
+    rows = [{"kernel": f"compile {name.removeprefix('plboost.')}", "documents": "", "queries": 50, "ms": 1e3 * value,
+             "baseline": "", "baseline ms": "", "ratio": "", "note": "inclusive of the helpers it compiles first"}
+            for name, value in sorted(own.items(), key=lambda item: -item[1])[:top]]
+    rows.append({"kernel": f"the whole process: all {len(FIRST_CALL_OBJECTIVES)} objectives' first calls",
+                 "documents": "", "queries": 50, "ms": 1e3 * total, "baseline": "", "baseline ms": "", "ratio": "",
+                 "note": f"{len(own)} plboost kernels and helpers compiled; Numba's own: "
+                         f"{1e3 * sum(v for k, v in seconds.items() if not k.startswith('plboost.')):.0f} ms"})
+    return rows
+
+
+def startup_rows(repeats: int) -> list[dict]:
+    """What a command costs before it does anything: fresh processes of ``plboost --help`` and of importing the
+    objectives, against a fresh interpreter that imports nothing (medians of ``repeats``)."""
+    import subprocess
+
+    def fresh(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        return time.perf_counter() - start
+
+    cases = {"plboost --help": "import sys; from plboost.__main__ import run; sys.argv = ['plboost', '--help']; run()",
+             "import plboost.objectives": "import plboost.objectives",
+             "import plboost.sklearn": "import plboost.sklearn"}
+    rows = []
+    for what, code in cases.items():
+        ours, bare = [], []
+        for _ in range(repeats):
+            ours.append(fresh(code))
+            bare.append(fresh("pass"))
+        rows.append({"kernel": what, "documents": "", "queries": "", "ms": 1e3 * statistics.median(ours),
+                     "baseline": "python -c pass", "baseline ms": 1e3 * statistics.median(bare),
+                     "ratio": statistics.median(ours) / statistics.median(bare),
+                     "note": f"fresh process each, alternated; medians of {repeats}"})
+    return rows
+
+
+SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves", "first-call", "compile", "startup")
 
 
 def main(argv=None) -> int:
@@ -284,6 +360,8 @@ def main(argv=None) -> int:
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
         "leaves": lambda: leaf_rows(30 if small else 3_000, 3 if small else 50, few),
         "first-call": lambda: first_call_rows(1 if small else 3),
+        "compile": lambda: compile_rows(5 if small else 25),
+        "startup": lambda: startup_rows(3 if small else 15),
     }
     with tempfile.TemporaryDirectory(prefix="plboost-bench-") as scratch:
         for name in args.only:
