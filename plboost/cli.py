@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import re
 import sys
 import tempfile
 import warnings
@@ -73,6 +74,25 @@ def _int_at_least(minimum: int, what: str):
 
 _positive_int = _int_at_least(1, "positive")
 _non_negative_int = _int_at_least(0, "non-negative")
+
+
+#: units of --memory-budget (powers of 1024; KB/MB/GB and KiB/MiB/GiB mean the same)
+_MEMORY_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_MEMORY_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|(b))?\s*", re.IGNORECASE)
+
+
+def parse_memory_size(text: str) -> int:
+    """``"512M"`` -> 536870912: a number of bytes, or of KiB, MiB, GiB or TiB with the suffix K, M, G or T
+    (``KB``/``KiB`` and so on alike; a fraction like ``1.5G`` is rounded down to whole bytes), for argparse
+    (whose message names the option)."""
+    match = _MEMORY_SIZE.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a size like 512M, 2G or a number of bytes, got {text!r}")
+    number, unit, byte = match.groups()
+    value = int(float(number) * _MEMORY_UNITS[(unit or byte or "").lower()])
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive size (at least 1 byte), got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -214,6 +234,10 @@ def _add_training_options(parser):
                              "when it would not fit the memory available")
     memory.add_argument("--in-memory", dest="out_of_core", action="store_const", const=False,
                         help="read the data files into memory whatever their size")
+    parser.add_argument("--memory-budget", type=parse_memory_size, metavar="SIZE",
+                        help="out-of-core reading: the largest batch of dense rows held at once, e.g. 512M, 2G or "
+                             "bytes (default 256M; docs/out_of_core.md); files read in memory are said to be, in "
+                             "one line, and --in-memory with it is refused")
 
 
 def _spec_from_args(args, **overrides):
@@ -369,7 +393,7 @@ def _train(args) -> int:
         if len(args.train) > 1:
             raise ValueError("several --train files need Dask (--dask-local N or --dask-scheduler ADDRESS)")
         train, valid, test = load_splits(args.train[0], args.valid, args.test, **_load_options(args),
-                                         out_of_core=args.out_of_core)
+                                         out_of_core=args.out_of_core, memory_budget_bytes=args.memory_budget)
         result = run(spec, train, valid, test, progress=not args.quiet)
     _print_result(result)
     if args.save_model:
@@ -387,8 +411,9 @@ def _train_on_dask(args, spec):
 
     if args.dask_scheduler and args.dask_local:
         raise ValueError("give --dask-scheduler or --dask-local, not both")
-    if args.out_of_core is not None:
-        raise ValueError("--out-of-core and --in-memory are for one machine; Dask workers read their partitions")
+    if args.out_of_core is not None or args.memory_budget is not None:
+        raise ValueError("--out-of-core, --in-memory and --memory-budget are for one machine; Dask workers read "
+                         "their partitions")
     paths = [*args.train, args.valid, args.test]
     table = next((path for path in paths if path is not None and is_table(path)), None)
     if table is not None:
@@ -456,7 +481,8 @@ def _compare(args) -> int:
     for layout, (_, out) in zip(layouts, outputs, strict=True):
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
-                         load_options={**_load_options(args), "out_of_core": args.out_of_core})
+                         load_options={**_load_options(args), "out_of_core": args.out_of_core,
+                                       "memory_budget_bytes": args.memory_budget})
         comparisons.append(result)
         significance = _print_comparison(result, args.baseline, args.holm_over)
         if out:

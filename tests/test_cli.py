@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plboost.cli import main, parse_assignment
+from plboost.cli import main, parse_assignment, parse_memory_size
 from plboost.data import make_synthetic, write_synthetic_splits
 
 
@@ -90,6 +90,11 @@ def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
      "lambdarank is an objective of lightgbm, not xgboost: add --engine lightgbm"),
     (["train", "--train", "{train}", "--param", "top_k=0", "--quiet"], "top_k must be a positive integer"),
     (["train", "--train", "{train}", "--early-stopping", "5", "--quiet"], "--early-stopping needs --valid"),
+    (["train", "--train", "{train}", "--in-memory", "--memory-budget", "1M", "--quiet"],
+     "(memory_budget_bytes, --memory-budget) is the batch size of out-of-core reading, but out_of_core=False "
+     "(--in-memory) reads the files into memory whole"),
+    (["train", "--train", "{train}", "--dask-local", "1", "--memory-budget", "1M", "--quiet"],
+     "--out-of-core, --in-memory and --memory-budget are for one machine"),
     (["evaluate", "--model", "{train}", "--data", "{train}", "--quiet"], "is not a LightGBM model file"),
 ])
 def test_errors_exit_with_status_2_and_a_message(files, capsys, argv, message):
@@ -367,3 +372,60 @@ def test_run_scripts_report_a_missing_directory_in_one_line(tmp_path):
                                text=True, timeout=120)
     assert completed.returncode == 2
     assert completed.stderr.strip() == f"run_mslr.py: error: dataset directory {tmp_path / 'missing'} does not exist"
+
+
+# --- --memory-budget (issue 27) ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [("512M", 512 << 20), ("2G", 2 << 30), ("1048576", 1 << 20),
+                                            ("64k", 64 << 10), ("1.5GiB", 3 << 29), ("256MB", 256 << 20),
+                                            (" 10 b ", 10), ("1t", 1 << 40), (".5K", 512)])
+def test_memory_sizes(text, expected):
+    assert parse_memory_size(text) == expected
+
+
+@pytest.mark.parametrize("command", ["train", "compare"])
+@pytest.mark.parametrize("value, message", [("lots", "expected a size like 512M, 2G or a number of bytes"),
+                                            ("12X", "expected a size like"), ("-5", "expected a size like"),
+                                            ("0", "expected a positive size"), ("0.5", "expected a positive size")])
+def test_memory_budget_errors_name_the_flag(capsys, command, value, message):
+    argv = ["train", "--train", "x"] if command == "train" else ["compare", "x", "--run", "plrank"]
+    with pytest.raises(SystemExit) as raised:
+        main([*argv, f"--memory-budget={value}"])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --memory-budget: {message}" in err and repr(value) in err
+
+
+@pytest.mark.engine
+def test_memory_budget_reaches_the_out_of_core_loader(files, synthetic_folds, monkeypatch, capsys):
+    from plboost.data import splits
+
+    budgets = []
+    load = splits.load_out_of_core
+
+    def recording(path, **options):
+        budgets.append(options.get("memory_budget_bytes"))
+        return load(path, **options)
+
+    monkeypatch.setattr(splits, "load_out_of_core", recording)
+    common = ["--rounds", "2", "--quiet", "--out-of-core"]
+    assert main(["train", "--train", str(files["train"]), "--test", str(files["test"]), *common,
+                 "--memory-budget", "64K"]) == 0
+    assert budgets == [64 << 10] * 2
+    budgets.clear()
+    assert main(["compare", str(synthetic_folds), "--run", "plrank", *common, "--memory-budget", "2G"]) == 0
+    assert budgets == [2 << 30] * 6  # two folds of three files
+    budgets.clear()
+    assert main(["train", "--train", str(files["train"]), *common]) == 0
+    assert budgets == [None]  # the loader's default
+    assert "--memory-budget" not in capsys.readouterr().err
+
+
+@pytest.mark.engine
+def test_memory_budget_with_data_read_in_memory_is_said_in_one_line(files, capsys):
+    assert main(["train", "--train", str(files["train"]), "--rounds", "2", "--quiet", "--memory-budget", "1M"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("plboost: train.txt: read in memory (they fit the memory available; --out-of-core or "
+                   "out_of_core=True reads them out of core); the memory budget (--memory-budget, "
+                   "memory_budget_bytes) applies only to out-of-core reading\n")

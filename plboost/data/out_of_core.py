@@ -49,6 +49,12 @@ from .svmlight_parser import DataFormatError
 
 #: default largest batch of dense rows handed to an engine at once (and written at once when parsing)
 DEFAULT_MEMORY_BUDGET = 256 << 20
+#: largest batch of rows that is only streamed through, whatever the budget: the rows LightGBM bins into its
+#: Dataset and the rows scored (:meth:`OutOfCoreData.row_ranges`). Neither is faster in larger batches (1M
+#: documents x 136 features: binning 6.1 s in batches of 16K rows, 6.6 s in batches of 493K; prediction the
+#: same from 4K to 512K rows), so a larger batch would only raise the peak (docs/out_of_core.md, issue 27).
+#: XGBoost's pages, which cost time per page, take the whole budget.
+STREAM_BATCH_BYTES = 16 << 20
 #: in-memory training holds the dense X and an engine's copy of it (LightGBM's bins take a quarter of X,
 #: XGBoost's DMatrix twice X): ``out_of_core=None`` reads files out of core when this many times their dense
 #: size exceeds the memory available
@@ -352,6 +358,22 @@ class OutOfCoreData:
         """Rows of dense features that fit the memory budget (at least 1)."""
         return max(1, self.memory_budget_bytes // max(1, self.n_features * self.dtype.itemsize))
 
+    def stream_batch_rows(self, max_bytes: int | None = None, *, extra_bytes_per_row: int = 0) -> int:
+        """Rows of a batch that is only streamed through (LightGBM's binning of the rows; scoring, by
+        :meth:`row_ranges`): ``min(max_bytes, STREAM_BATCH_BYTES)`` bytes (``max_bytes`` defaults to
+        :attr:`memory_budget_bytes`) over the bytes of a row of X plus ``extra_bytes_per_row`` (what the
+        consumer holds per row, e.g. an engine's float64 score), at least 1."""
+        budget = self.memory_budget_bytes if max_bytes is None else _checked_budget(max_bytes)
+        row_bytes = self.n_features * self.dtype.itemsize + max(0, int(extra_bytes_per_row))
+        return max(1, min(budget, STREAM_BATCH_BYTES) // max(1, row_bytes))
+
+    def row_ranges(self, max_bytes: int | None = None, *, extra_bytes_per_row: int = 0) -> list[tuple[int, int]]:
+        """Ranges ``(start, stop)`` of rows, in order and covering every document, of :meth:`stream_batch_rows`
+        rows each (the last may be shorter). Rows, not whole queries: for what reads each row alone, such
+        as scoring, where a query larger than the budget need not be read at once."""
+        rows = self.stream_batch_rows(max_bytes, extra_bytes_per_row=extra_bytes_per_row)
+        return [(start, min(self.n_docs, start + rows)) for start in range(0, self.n_docs, rows)]
+
     def rows(self, start: int, stop: int) -> np.ndarray:
         """Rows ``start:stop`` of X, read from the chunk files: a new C-contiguous array of ``n_features``
         columns (a chunk read before a wider index appeared gets zero columns; a chunk wider than
@@ -426,7 +448,7 @@ class OutOfCoreData:
     def to_lightgbm(self, reference=None, **kwargs):
         """A ``lightgbm.Dataset`` with labels and query sizes set, built from a ``lightgbm.Sequence`` over the
         chunk files: LightGBM samples rows for its bin boundaries (``bin_construct_sample_cnt``, 200,000 by
-        default), then takes the rows in batches of :attr:`batch_rows`; the constructed Dataset holds the
+        default), then takes the rows in batches of :meth:`stream_batch_rows`; the constructed Dataset holds the
         binned features (about one byte per feature and row).
 
         For a training set (no ``reference``), ``data_random_seed`` is set to what LightGBM derives from
@@ -522,7 +544,8 @@ def _lightgbm_rows_class() -> type:
             rows (the data's dtype) at a time."""
 
             def __init__(self, data: OutOfCoreData):
-                self.data, self.batch_size = data, data.batch_rows
+                # binned batch by batch, then freed: larger batches are no faster (STREAM_BATCH_BYTES)
+                self.data, self.batch_size = data, data.stream_batch_rows()
 
             def __len__(self) -> int:
                 return self.data.n_docs

@@ -6,12 +6,13 @@ of data (:func:`predict_scores`). Above the loaders: it chooses between them, an
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from . import svmlight
-from .out_of_core import OutOfCoreData, choose_out_of_core, load_out_of_core
+from .out_of_core import OutOfCoreData, _checked_budget, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
 from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, load_table
 
@@ -40,9 +41,19 @@ def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: i
     batches of at most ``memory_budget_bytes``), giving :class:`OutOfCoreData`; with None,
     :func:`choose_out_of_core` decides for all of them from their estimated dense size and the memory available
     (saying so through ``log``, by default standard error, when it reads them out of core).
+    ``memory_budget_bytes`` is for out-of-core reading: refused with ``out_of_core=False``, and said in one line
+    through ``log`` to apply only out of core when the files are read in memory all the same (chosen so, or
+    tables).
     """
     options, table_options = checked_options(paths, options)
-    if any(path is not None and is_table(path) for path in paths):
+    if memory_budget_bytes is not None:
+        _checked_budget(memory_budget_bytes)
+        if out_of_core is False:
+            raise ValueError("a memory budget (memory_budget_bytes, --memory-budget) is the batch size of out-of-core "
+                             "reading, but out_of_core=False (--in-memory) reads the files into memory whole: give "
+                             "one or the other")
+    tables = any(path is not None and is_table(path) for path in paths)
+    if tables:
         if out_of_core:
             table = next(path for path in paths if path is not None and is_table(path))
             raise ValueError(f"{table}: a table is read in memory; out-of-core reading (--out-of-core) is for "
@@ -61,7 +72,17 @@ def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: i
     else:
         loaded = [None if path is None else _load_table(path, table_options, options) if is_table(path)
                   else svmlight.load_svmlight(path, **options) for path in paths]
+        if memory_budget_bytes is not None:  # nothing silent: the budget given has nothing to apply to
+            names = ", ".join(Path(path).name for path in paths if path is not None)
+            why = ("tables are read in memory" if tables else
+                   "they fit the memory available; --out-of-core or out_of_core=True reads them out of core")
+            (log or _to_stderr)(f"plboost: {names}: read in memory ({why}); the memory budget (--memory-budget, "
+                                "memory_budget_bytes) applies only to out-of-core reading")
     return _aligned(loaded)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def checked_options(paths, options: dict) -> tuple[dict, dict]:
@@ -185,11 +206,19 @@ def _check_kind(items, out_of_core) -> None:
                              ".to_ranking_data() to read them into memory")
 
 
-def predict_scores(model, data) -> np.ndarray:
+def predict_scores(model, data, *, memory_budget_bytes: int | None = None) -> np.ndarray:
     """Scores of ``model`` (a :class:`plboost.engines.TrainedModel` or anything with ``predict(X)``) for every
-    document of ``data``: in one call for :class:`~plboost.data.RankingData`, batch by batch of whole queries
-    for :class:`OutOfCoreData`."""
+    document of ``data``: in one call for :class:`~plboost.data.RankingData`; for :class:`OutOfCoreData`, into
+    one float64 array of ``n_docs`` made first, batch by batch of rows (:meth:`OutOfCoreData.row_ranges`: at
+    most ``memory_budget_bytes``, by default the data's budget, and at most
+    :data:`~plboost.data.out_of_core.STREAM_BATCH_BYTES`, for a batch's X and the engine's float64 scores of
+    it). Each batch is read from disk as stored (float32, which both engines predict from without a copy) and
+    freed before the next is read. The scores equal those of the data read into memory, bit for bit."""
     if not isinstance(data, OutOfCoreData):
         return model.predict(data.X)
-    parts = [np.asarray(model.predict(batch.X), dtype=np.float64).reshape(-1) for batch in data.batches()]
-    return np.concatenate(parts) if parts else np.empty(0)
+    scores = np.empty(data.n_docs, dtype=np.float64)
+    for start, stop in data.row_ranges(memory_budget_bytes, extra_bytes_per_row=8):
+        X = data.rows(start, stop)
+        scores[start:stop] = np.ravel(model.predict(X))
+        del X  # before the next batch is read: one batch at a time
+    return scores

@@ -104,7 +104,8 @@ def test_lightgbm_samples_the_same_rows_for_its_bins(loaded):
 
 def test_paths_read_as_memory_allows(files, monkeypatch, capsys):
     """Files given by path: out_of_core=None reads them out of core when their dense matrix (with the engine's
-    copy) would not fit the memory available, and says so in one line; True and False force either way."""
+    copy) would not fit the memory available, and says so in one line; True and False force either way. A
+    memory budget given for files read in memory all the same is said to apply only out of core (issue 27)."""
     dense = 4 * 30 * sum(svmlight.load_svmlight(files[n], cache=False).n_docs for n in ("train", "vali"))
     monkeypatch.setattr(out_of_core, "available_memory_bytes", lambda: dense)
     options = dict(rounds=5, load_options={"memory_budget_bytes": BUDGET})
@@ -112,12 +113,16 @@ def test_paths_read_as_memory_allows(files, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "train.txt, vali.txt" in err and "reading out of core" in err
     forced = train("lightgbm", PLRank(), files["train"], files["vali"], out_of_core=True, **options)
-    in_memory = train("lightgbm", PLRank(), files["train"], files["vali"], out_of_core=False, **options)
+    in_memory = train("lightgbm", PLRank(), files["train"], files["vali"], out_of_core=False, rounds=5)
     assert capsys.readouterr().err == ""
     assert same_model("lightgbm", automatic, forced) and same_model("lightgbm", automatic, in_memory)
     monkeypatch.setattr(out_of_core, "available_memory_bytes", lambda: 100 * dense)
-    train("xgboost", PLRank(), files["train"], files["vali"], **options)
+    train("xgboost", PLRank(), files["train"], files["vali"], rounds=5)
     assert capsys.readouterr().err == ""  # in memory: nothing said
+    train("xgboost", PLRank(), files["train"], files["vali"], **options)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "train.txt, vali.txt: read in memory" in err
+    assert "applies only to out-of-core reading" in err
 
 
 def test_refusals(loaded):
