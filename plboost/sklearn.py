@@ -244,12 +244,11 @@ def _one_eval_set(eval_set, eval_group, eval_qid):
         raise ValueError(f"eval_set: plboost watches one validation set, got {len(eval_set)}")
 
     def first(value, name):
-        if value is None:
-            return None
-        if isinstance(value, (list, tuple)) and len(value) == 1:
+        """The one set's entry of ``[entry]``; a list of scalars is the entry itself (e.g. query sizes)."""
+        if isinstance(value, (list, tuple)) and len(value) and not np.isscalar(value[0]):
+            if len(value) != 1:
+                raise ValueError(f"{name}: one evaluation set, got {len(value)} entries")
             return value[0]
-        if isinstance(value, (list, tuple)) and len(value) > 1 and not np.isscalar(value[0]):
-            raise ValueError(f"{name}: one evaluation set, got {len(value)} entries")
         return value
 
     (X, y), = eval_set

@@ -200,6 +200,10 @@ def test_bad_queries_are_refused_clearly(small):
         Ranker(**SMALL).fit(_frame(small), y, qid=qid)
     with pytest.raises(ValueError, match="one validation set"):
         Ranker(**SMALL).fit(X, y, group=sizes, eval_set=[(X, y), (X, y)], eval_group=[sizes, sizes])
+    one_query = Ranker(**SMALL).fit(X, y, group=sizes, eval_set=(X[:sizes[0]], y[:sizes[0]]), eval_group=[sizes[0]])
+    assert len(one_query.evals_result_["valid"]["ndcg@10"]) == SMALL["n_estimators"]
+    with pytest.raises(ValueError, match="one evaluation set, got 2"):
+        Ranker(**SMALL).fit(X, y, group=sizes, eval_set=[(X, y)], eval_group=[sizes, sizes])
     with pytest.raises(ValueError, match="needs an eval_set"):
         Ranker(**SMALL).fit(X, y, group=sizes, early_stopping_rounds=3)
     with pytest.raises(ValueError, match="n_estimators must be a positive integer"):
