@@ -20,6 +20,12 @@ Numba is imported when a kernel is first used, not when plboost is: importing Nu
 every kernel defined so far a Numba dispatcher and puts the dispatchers in place of the lazy kernels in the
 namespaces of plboost's modules, where kernels find each other when they compile. Kernels defined after that
 are dispatchers at once.
+
+What a fresh install's first call compiles (issue 27): ``@kernel`` for functions called from Python (they get
+Numba's Python wrapper), ``@helper`` for functions only kernels call (no wrapper; Numba links their code into each
+caller). Variants of an objective that a setting chooses are separate kernels, so that only the one in use is
+compiled; an argument that is a constant at a call site is passed as ``np.int64(...)``, not a literal, where
+callers differ in it, or Numba compiles the callee once per constant.
 """
 
 from __future__ import annotations
@@ -161,7 +167,34 @@ def activate(lazy: LazyKernel | None = None):
 
 
 def _compiled(numba, func, options: dict):
-    return numba.njit(**{**_OPTIONS, "cache": CACHE, **options})(func)
+    options = {**_OPTIONS, "cache": CACHE, **options}
+    if options.pop("python_entry", True) or numba.config.DISABLE_JIT:
+        return numba.njit(**options)(func)
+    cache = options.pop("cache")
+    dispatcher = _helper_dispatcher_class(numba)(
+        py_func=func, locals={}, targetoptions={"nopython": True, "no_cpython_wrapper": True,
+                                                "no_cfunc_wrapper": True, **options})
+    if cache:
+        dispatcher.enable_caching()
+    return dispatcher
+
+
+_helper_dispatcher = None
+
+
+def _helper_dispatcher_class(numba):
+    """Numba's CPU dispatcher, for functions compiled without a Python entry point: called from Python it raises
+    (Numba's own dispatcher would jump to the entry point it did not build)."""
+    global _helper_dispatcher
+    if _helper_dispatcher is None:
+        from numba.core.registry import CPUDispatcher
+
+        class HelperDispatcher(CPUDispatcher):
+            def __call__(self, *args, **kwargs):
+                raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is a plboost helper, compiled "
+                                "into the kernels that call it, and cannot be called from Python")
+        _helper_dispatcher = HelperDispatcher
+    return _helper_dispatcher
 
 
 def kernel(func=None, *, parallel=False, **options):
@@ -182,6 +215,15 @@ def kernel(func=None, *, parallel=False, **options):
                 return lazy
         return _compiled(_numba, function, options)
     return decorate if func is None else decorate(func)
+
+
+def helper(func=None, **options):
+    """Decorate ``func`` as a kernel that only other kernels call (``@helper``): Numba builds no Python entry
+    point for it. A fresh install's first call compiles each function's Python wrapper once per signature, and
+    a helper never needs one: the 24 helpers' wrappers cost about 0.6 s of the six objectives' 8 s (issue 27).
+    Calling a helper from Python raises :class:`TypeError` (under ``NUMBA_DISABLE_JIT`` it is the plain
+    function). ``options`` as for :func:`kernel`."""
+    return kernel(func, python_entry=False, **options)
 
 
 def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:

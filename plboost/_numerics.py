@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import helper, kernel
 
 
-@kernel
+@helper
 def logaddexp(a, b):
     """log(e^a + e^b) without overflow; -inf is the identity (the log of an empty sum)."""
     if a == -np.inf:

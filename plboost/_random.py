@@ -9,7 +9,7 @@ counter, the construction SplitMix64 itself uses for its sequence.
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import helper
 
 _GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -17,7 +17,7 @@ _MIX_2 = np.uint64(0x94D049BB133111EB)
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@kernel
+@helper
 def splitmix64(x):
     """The SplitMix64 output function of state ``x`` (a uint64)."""
     z = x + _GOLDEN_GAMMA
@@ -26,7 +26,7 @@ def splitmix64(x):
     return z ^ (z >> np.uint64(31))
 
 
-@kernel
+@helper
 def query_stream_key(seed, labels, lo, hi):
     """The key of the random stream of query ``labels[lo:hi]``: a hash of the seed, size and labels."""
     key = splitmix64(np.uint64(seed))
@@ -36,7 +36,7 @@ def query_stream_key(seed, labels, lo, hi):
     return key
 
 
-@kernel
+@helper
 def uniform(key, counter):
     """The ``counter``-th uniform double in [0, 1) of the stream ``key``."""
     z = splitmix64(key + np.uint64(counter) * _GOLDEN_GAMMA)

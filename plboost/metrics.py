@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plboost._jit import kernel, over_queries
+from plboost._jit import helper, kernel, over_queries
 from plboost._numerics import stable_argsort
 from plboost._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
 
@@ -378,7 +378,7 @@ def _rank_labels_kernel(first, end, scores, labels, offsets, ranked):
             ranked[a + r] = labels[a + order[r]]
 
 
-@kernel
+@helper
 def _dcg(labels, k, exp_gain):
     total = 0.0
     for r in range(min(k, labels.size)):
@@ -397,7 +397,7 @@ def _ndcg_range(first, end, ranked, labels, offsets, ks, exp_gain, out):
             out[q, j] = _dcg(ranked[a:b], ks[j], exp_gain) / ideal_dcg if ideal_dcg > 0.0 else np.nan
 
 
-@kernel
+@helper
 def _err(labels, k, g_max):
     total, p_reach = 0.0, 1.0
     scale = 2.0 ** g_max

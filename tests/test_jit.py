@@ -227,3 +227,35 @@ print("ok")
     environment = {key: value for key, value in os.environ.items() if key != "NUMBA_DISABLE_JIT"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
+
+
+def test_a_helper_runs_inside_kernels_and_refuses_a_call_from_python(tmp_path):
+    """Issue 27: helpers are compiled without a Python entry point (their wrappers cost a fresh install's first
+    call); a kernel calls them as before, and a call from Python raises instead of jumping to no entry."""
+    script = """
+import numpy as np
+from plboost import _jit, _numerics
+
+@_jit.helper
+def twice(x):
+    return 2.0 * x
+
+@_jit.kernel
+def twice_plus_log(x):
+    return twice(x) + _numerics.logaddexp(0.0, 0.0)
+
+assert twice_plus_log(1.5) == 3.0 + np.log(2.0)
+for function in (twice, _numerics.logaddexp):
+    try:
+        function(1.0) if function is twice else function(0.0, 0.0)
+    except TypeError as error:
+        assert "cannot be called from Python" in str(error), error
+    else:
+        raise AssertionError(f"{function} ran from Python")
+print("ok")
+"""
+    (tmp_path / "helper_script.py").write_text(script)  # a file: Numba caches functions defined in files only
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_DISABLE_JIT"}
+    done = subprocess.run([sys.executable, str(tmp_path / "helper_script.py")], capture_output=True, text=True,
+                          env={**environment, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

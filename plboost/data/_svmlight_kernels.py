@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import helper, kernel
 
 _MIN_Q, _MAX_Q = -342, 308  # decimal exponents of the table of powers of five
 
@@ -61,7 +61,7 @@ _U0, _U1, _U10, _U32, _U63 = (np.uint64(k) for k in (0, 1, 10, 32, 63))
 _LOW32, _ALL64, _TWO53 = np.uint64(2**32 - 1), np.uint64(2**64 - 1), np.uint64(2**53)
 
 
-@kernel
+@helper
 def _scale(w, q):
     """``(w * 10**q correctly rounded, True)`` for an integer 0 < w < 2**64, or ``(0.0, False)`` where this
     cannot decide the rounding or the result is not a normal double.
@@ -125,13 +125,13 @@ def _scale(w, q):
     return math.ldexp(float(mantissa), int(exponent)), True
 
 
-@kernel
+@helper
 def _is_blank(c):
     """ASCII whitespace, as ``bytes.split()`` has it (the line end included)."""
     return c == 32 or 9 <= c <= 13
 
 
-@kernel
+@helper
 def read_digits(buf, s, end, most):
     """``(value, stop)`` of the decimal digits from buf[s] on, ``most`` at most: they end before buf[stop]."""
     value = 0
@@ -142,7 +142,7 @@ def read_digits(buf, s, end, most):
     return value, i
 
 
-@kernel
+@helper
 def read_float(buf, s, end):
     """``(value, stop)`` for the plain decimal that starts at buf[s] and ends before buf[stop], or
     ``(0.0, -1)`` if none starts there (see the module doc for what is read here)."""

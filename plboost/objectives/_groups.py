@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import helper
 
 #: a query whose labels are all whole numbers below this (grades) is partitioned by counting
 GRADES = 32
 
 
-@kernel
+@helper
 def label_groups(labels, lo, hi, order, starts, grade_of):
     """Documents of query lo:hi grouped by label, the highest label first, each label's documents in their
     input order: writes ``order[:n]`` (indices within the query) and the groups' starts ``starts[:M + 1]``

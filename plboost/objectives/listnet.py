@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, over_queries
+from .._jit import helper, kernel, over_queries
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
 #: the top-one distributions of the labels ``target`` can name
@@ -69,7 +69,7 @@ def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_unifo
         losses[q] = loss
 
 
-@kernel
+@helper
 def _target_weight(label, top_label, gain_target):
     """``e^{y - y_max}``, or ``(2^y - 1) / 2^{y_max}`` with ``gain_target``: the target's weights scaled by
     a per-query constant that cancels in ``t``."""

@@ -72,7 +72,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, over_queries
+from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 from ._groups import label_groups
@@ -113,7 +113,7 @@ _FINEST_STEP = 1e-3
 _VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
 
 
-@kernel(**_VECTOR_OPTIONS)
+@helper(**_VECTOR_OPTIONS)
 def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
     """ψ(z), as ``log_part + log(product)``, and ψ'(z), ψ''(z), ψ'''(z), Σ_i h(x_i), Σ_i c(x_i), and
     v = Σ e^{-x_i} and Σ x_i e^{-x_i} over x_i > 0.3125 (the documents that make cliffs, see
@@ -176,7 +176,7 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
 _CLUSTER_SLACK = 3.0
 
 
-@kernel
+@helper
 def _cluster_step(step, weight, mass, x, level):
     """The trapezoid step that a cluster of documents with large x = a_i t at a node allows: ``step`` if its
     estimated alias error is below e^{_CLUSTER_SLACK - level}, else a step for error e^{-level}.
@@ -201,7 +201,7 @@ def _cluster_step(step, weight, mass, x, level):
     return step if best <= _CLUSTER_SLACK - level else finest
 
 
-@kernel
+@helper
 def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
     """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target}.
 
@@ -324,7 +324,7 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
 
 
 #: inlined by Numba into its one caller: compiled once, not once alone and again where LLVM inlines it
-@kernel(inline="always")
+@helper(inline="always")
 def _pair_step(log_a1, log_a2, g, d):
     """log P(S ≻ R) of a partition of two documents in closed form, with G_i and D_i to ``g[:2]`` and
     ``d[:2]``; returns (log P, Φ).
@@ -358,7 +358,7 @@ def _pair_step(log_a1, log_a2, g, d):
 # --------------------------------------------------------------------------------------------------
 # Whole queries
 
-@kernel
+@helper
 def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below):
     """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
     ``shifted[t] = e^{s_t - top[m]}`` for its documents, and ``below[m]`` = log Σ e^s over partitions
@@ -378,7 +378,7 @@ def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top,
         below[m] = logaddexp(below[m + 1], biggest + np.log(total))
 
 
-@kernel
+@helper
 def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b, n_steps, first_partition_shift,
                          grad64, hess64):
     """Add the closed-form terms of documents in the lower side of each step.
@@ -407,7 +407,7 @@ def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b
                 hess64[t] += chain_a * y - chain_b * y * y
 
 
-@kernel
+@helper
 def _query_scratch(first, end, offsets):
     """Scratch of queries ``first <= q < end``, by rank in a query's order (documents) or by partition:
     the widest query's size, order, grade_of, starts, ordered, shifted, top, below, grad64 and hess64."""
@@ -419,7 +419,7 @@ def _query_scratch(first, end, offsets):
             np.empty(widest + 1), np.empty(widest), np.empty(widest))
 
 
-@kernel
+@helper
 def _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64,
                  grad, hess):
     """Partition query ``lo:hi`` and return its number of partitions M. With M < 2 (no step) its gradients
@@ -436,7 +436,7 @@ def _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shift
     return n_parts
 
 
-@kernel
+@helper
 def _finish_query(lo, hi, order, grad64, hess64, grad, hess):
     """Write the float64 sums by rank to the query's gradients and (raw) hessians by document."""
     for t in range(hi - lo):
@@ -503,8 +503,8 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             coef_h[m] = total_h
             coef_h_plus_phi[m] = total_h + phi
         if n_steps > 0:
-            _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps, 1,
-                                 grad64, hess64)
+            _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps,
+                                 np.int64(1), grad64, hess64)  # an int64, not a literal 1: one signature for both
             _finish_query(lo, hi, order, grad64, hess64, grad, hess)
 
 
@@ -531,7 +531,8 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, grad, hess, loss
                 grad64[t] -= 1.0
         if n_steps > 0:
             # softmax terms n_m q_j over S_m ∪ R_{m+1}: the same prefix sums, normalised by below[m]
-            _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, 0, grad64, hess64)
+            _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, np.int64(0), grad64,
+                                 hess64)
             _finish_query(lo, hi, order, grad64, hess64, grad, hess)
 
 

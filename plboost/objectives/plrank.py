@@ -50,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._params import EXACT_LEAF_ENGINES, LEAF_VALUES
-from .._jit import kernel, over_queries, query_ranges, run_in_threads, thread_count
+from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
@@ -170,7 +170,7 @@ def _index_top_union(first_query, end_query, offsets, top_k_of, top_start, top_d
 # --------------------------------------------------------------------------------------------------
 # Gradient, hessian and loss (every boosting iteration)
 
-@kernel
+@helper
 def _context_log_normalizers(q, scores, state, log_z, outside):
     """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
 
@@ -307,7 +307,7 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
 _WIDEST_PREFIX_SPREAD = 300.0
 
 
-@kernel
+@helper
 def _run_curvature(log_mass, top, prefix1, prefix2, a, b):
     """sum over contexts a..b of P_j (1 - P_j), P_j = e^{log_mass - log Z_j}, from prefix sums of
     e^{top - log Z_j} (``prefix1``) and of its square (``prefix2``); 0 for an empty run or a massless leaf."""

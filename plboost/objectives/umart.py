@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, over_queries
+from .._jit import helper, kernel, over_queries
 from .._numerics import stable_argsort
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
@@ -69,7 +69,7 @@ _SIGMOID_BINS = 1024 * 1024
 _DISTANCE_EPSILON = float(np.float32(0.01))
 
 
-@kernel
+@helper
 def _lightgbm_sigmoid(delta, sigma):
     """LightGBM's table lookup for 1 / (1 + exp(sigma * delta)), computed without storing the table."""
     low = -50.0 / sigma / 2.0
@@ -83,7 +83,7 @@ def _lightgbm_sigmoid(delta, sigma):
     return 1.0 / (1.0 + np.exp((index / factor + low) * sigma))
 
 
-@kernel
+@helper
 def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several, limit,
                   inverse_max_dcg, sigma, sigma_hess, divide, lam, nu):
     """uMart's pair terms: pairs (i, j) of positions, i < j, i < limit, different levels. Returns Λ.
@@ -156,7 +156,7 @@ def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, wind
     return total
 
 
-@kernel
+@helper
 def _rescaled_pair(score, level, window_of, several, r, high, low, sigma):
     """p_l and p_h of a pair whose window sum of e^{sigma (s - max)} underflowed, normalised by the
     window's own maximum (the window of ``low`` among the documents rated below level ``r``)."""
@@ -166,7 +166,7 @@ def _rescaled_pair(score, level, window_of, several, r, high, low, sigma):
     return _rescaled_window(score, level, window_of, r, window_of[r, low], high, low, sigma)
 
 
-@kernel
+@helper
 def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide, lam, nu):
     """The B = 1 pair terms exactly as LightGBM computes them: its sigmoid table, its order of
     operations, float32 sums (each document's sum sees its terms in LightGBM's order). Returns Λ."""
@@ -191,7 +191,7 @@ def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma
     return total
 
 
-@kernel
+@helper
 def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
     """Query ``lo:hi`` ordered by score, descending, ties in input order (LightGBM's order): the order,
     and by position the score, gain, e^{sigma (s - max)} and label level (0 the lowest label present),
@@ -226,7 +226,7 @@ def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
     return by_score, score, gain, expo, level, n_levels
 
 
-@kernel
+@helper
 def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
     """Gradients and raw hessians of a query from its pair sums by position (LambdaMART's log norm
     rescales them by log2(1 + Λ) / Λ)."""
@@ -238,7 +238,7 @@ def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
         hess[lo + by_score[i]] = nu_p[i] * factor
 
 
-@kernel
+@helper
 def _windows(level, expo, n_levels, window):
     """``window_of[r, i]``: the window of the document at position i among those rated below level r, and
     ``windows[r, w]``: the sum of ``expo`` over window w (both empty with windows of one document)."""
@@ -259,14 +259,13 @@ def _windows(level, expo, n_levels, window):
 
 @kernel
 def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, window, sigma, truncation,
-                  score_distance_norm, log_norm, hessian_power, lightgbm_arithmetic, grad, hess):
+                  score_distance_norm, log_norm, hessian_power, grad, hess):
     """uMart gradients and raw hessians of queries ``first <= q < end``.
 
     Pairs are visited in LightGBM's order: positions i < j by score, i below the truncation level. For a
     pair (h, l), l's window among h's lower-rated documents is found from the number of such documents
     scored above l; the windows' sums of e^{sigma (s - max)} are precomputed per label level, so each
-    pair costs O(1) and no exponential. With ``lightgbm_arithmetic`` (window 1), the pairs are LightGBM's
-    own: probabilities from its sigmoid table, float32 accumulation (``_lightgbm_pairs``).
+    pair costs O(1) and no exponential.
     """
     for q in range(first, end):
         lo = offsets[q]
@@ -277,22 +276,39 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
             hess[lo:hi] = 0.0
             continue
         by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
-        divide = score_distance_norm and score[0] != score[n - 1]
-        limit = min(n - 1, truncation)
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
-        if lightgbm_arithmetic:
-            total_lambda = _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcgs[q], sigma, divide,
-                                           lam_p, nu_p)
-        else:
-            window_of, windows = _windows(level, expo, n_levels, window)
-            total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows,
-                                         window > 1, limit, inverse_max_dcgs[q], sigma, sigma ** hessian_power,
-                                         divide, lam_p, nu_p)
+        window_of, windows = _windows(level, expo, n_levels, window)
+        total_lambda = _window_pairs(score, level, np.int64(n_levels), gain, expo, discounts, window_of, windows,
+                                     window > 1, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
+                                     sigma ** hessian_power, score_distance_norm and score[0] != score[n - 1],
+                                     lam_p, nu_p)
         _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
 
 
 @kernel
+def _lightgbm_arithmetic_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, sigma,
+                                truncation, score_distance_norm, log_norm, grad, hess):
+    """``_umart_kernel`` with window 1 and LightGBM's own pair arithmetic: probabilities from its sigmoid
+    table, float32 accumulation (``_lightgbm_pairs``). A kernel of its own, so that a fresh install compiles
+    only the one a uMart uses."""
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inverse_max_dcgs[q] == 0.0:
+            grad[lo:hi] = 0.0
+            hess[lo:hi] = 0.0
+            continue
+        by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
+        lam_p = np.zeros(n)
+        nu_p = np.zeros(n)
+        total_lambda = _lightgbm_pairs(score, level, gain, discounts, min(n - 1, truncation), inverse_max_dcgs[q],
+                                       sigma, score_distance_norm and score[0] != score[n - 1], lam_p, nu_p)
+        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
+
+
+@helper
 def _rescaled_window(score, level, window_of, r, w, ih, il, sigma):
     """p_l and p_h of a window whose sum of e^{sigma (s - max)} underflowed, normalised by its own max."""
     biggest = score[ih]
@@ -458,9 +474,12 @@ class UMart(RankingObjective):
         gains, discounts, inverse_max_dcgs = state
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         distance, log = self._switches
-        over_queries(_umart_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains,
-                     discounts, self.window, self.sigmoid, truncation, distance, log, self.hessian_sigma_power,
-                     self.lightgbm_arithmetic, grad, hess)
+        common = (data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts)
+        if self.lightgbm_arithmetic:
+            over_queries(_lightgbm_arithmetic_kernel, *common, self.sigmoid, truncation, distance, log, grad, hess)
+        else:
+            over_queries(_umart_kernel, *common, self.window, self.sigmoid, truncation, distance, log,
+                         self.hessian_sigma_power, grad, hess)
         return None  # no loss: see the class docstring
 
 
