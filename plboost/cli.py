@@ -28,6 +28,7 @@ from pathlib import Path
 from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
+from .engines.openmp import limit_spinning
 from .data.splits import checked_options
 from .data.tabular import TABLE_OPTIONS, is_table
 from .objectives import OBJECTIVES
@@ -97,7 +98,10 @@ def parse_memory_size(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plboost", description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="The engines' OpenMP threads spin at most 1,000 iterations before they "
+                                            "sleep (GOMP_SPINCOUNT=1000), unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is "
+                                            "set: a busy machine slows training far less (docs/benchmarks.md).")
     parser.add_argument("--version", action="version", version=f"plboost {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -326,6 +330,7 @@ def check_output_path(path: Path | None, option: str, *, directory: bool = False
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    limit_spinning()  # before an engine loads OpenMP: see plboost.engines.openmp
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
         print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
