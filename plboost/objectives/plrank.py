@@ -51,7 +51,7 @@ import numpy as np
 
 from .._params import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
-from .._numerics import logaddexp, stable_argsort
+from .._numerics import exp_vectorizable, logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
@@ -170,13 +170,37 @@ def _index_top_union(first_query, end_query, offsets, top_k_of, top_start, top_d
 # --------------------------------------------------------------------------------------------------
 # Gradient, hessian and loss (every boosting iteration)
 
+@helper(fastmath={"reassoc"})
+def _outside_exponentials(scores, in_top, lo, hi, outside):
+    """``max_rest``, the largest score of the documents of ``lo:hi`` outside every top k (-inf when there are
+    none), and ``log_z_rest``, their log-sum-exp; ``outside[i]`` receives ``exp(s_i - max_rest)`` for those
+    documents and 0 for the others.
+
+    Most documents of a query are outside every top k, so these two passes are most of PLRank's work per
+    document. Both are written branch-free so that they vectorise: the exponential is
+    :func:`exp_vectorizable`, and ``reassoc`` lets LLVM split the sum into vector lanes (a different order
+    of additions than one by one: the sum changes in its last bits).
+    """
+    max_rest = -np.inf
+    for i in range(lo, hi):
+        max_rest = max(max_rest, -np.inf if in_top[i] else scores[i])
+    if max_rest == -np.inf:
+        return max_rest, max_rest
+    total = 0.0
+    for i in range(lo, hi):
+        e = exp_vectorizable(scores[i] - max_rest)  # computed for every document, kept for those outside
+        e = 0.0 if in_top[i] else e
+        outside[i] = e
+        total += e
+    return max_rest, max_rest + np.log(total)
+
+
 @helper
 def _context_log_normalizers(q, scores, state, log_z, outside):
     """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
 
-    Documents outside every top k are summed once: their log-sum-exp ``log_z_rest`` is shared by all
-    permutations' deepest contexts. ``outside[i]`` receives ``exp(s_i - max_rest)`` for those documents;
-    the function returns ``max_rest`` (-inf when there are none).
+    Documents outside every top k are summed once (:func:`_outside_exponentials`): their log-sum-exp
+    ``log_z_rest`` is shared by all permutations' deepest contexts. Returns ``max_rest``.
     """
     lo = state.offsets[q]
     hi = state.offsets[q + 1]
@@ -187,20 +211,7 @@ def _context_log_normalizers(q, scores, state, log_z, outside):
     n_perm = state.n_permutations
     in_top, ctx_owner, union_position = state.in_top, state.ctx_owner, state.union_position
 
-    max_rest = -np.inf
-    for i in range(lo, hi):
-        if not in_top[i] and scores[i] > max_rest:
-            max_rest = scores[i]
-    log_z_rest = -np.inf
-    if max_rest > -np.inf:
-        total = 0.0
-        for i in range(lo, hi):
-            if not in_top[i]:
-                e = np.exp(scores[i] - max_rest)
-                outside[i] = e
-                total += e
-        log_z_rest = max_rest + np.log(total)
-
+    max_rest, log_z_rest = _outside_exponentials(scores, in_top, lo, hi, outside)
     for j in range(k - 1, -1, -1):
         for p in range(n_perm):
             e = p * k + j
@@ -227,7 +238,7 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
     entry of ``state.top_docs``) are scratch space; each query uses only its own slice.
     """
     n_perm = state.n_permutations
-    top_docs, ctx_owner, ctx_mult, in_top = state.top_docs, state.ctx_owner, state.ctx_mult, state.in_top
+    top_docs, ctx_owner, ctx_mult = state.top_docs, state.ctx_owner, state.ctx_mult
     for q in range(first, end):
         lo = state.offsets[q]
         hi = state.offsets[q + 1]
@@ -276,11 +287,10 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
             c1 /= n_perm
             c2 /= n_perm
             scale = np.exp(max_rest - deepest)
-            for i in range(lo, hi):
-                if not in_top[i]:
-                    x = outside[i] * scale
-                    grad[i] = x * c1
-                    hess[i] = x * c1 - x * x * c2
+            for i in range(lo, hi):  # every document (outside[i] = 0 in a top k), overwritten below if in one
+                x = outside[i] * scale
+                grad[i] = x * c1
+                hess[i] = x * c1 - x * x * c2
 
         first_member = state.union_start[q]
         for t in range(state.union_start[q + 1] - first_member):

@@ -8,6 +8,10 @@ test of its own instead, and the hashes written anew on purpose::
 
     python tests/objectives/test_stored_gradients.py --write
 
+PLRank's float64 losses are also compared with those stored before its exponentials were vectorised
+(``data/plrank_losses_before_vectorized_exp.npz``): that change moved them by at most a few units in the last
+place (under 1e-15 relative on these queries), too little to change one float32 gradient here.
+
 Compiled kernels only: the interpreted pass (NUMBA_DISABLE_JIT) computes some functions with NumPy's vectorised
 routines, whose last bits differ.
 """
@@ -64,6 +68,17 @@ def test_gradients_are_bit_identical_to_the_stored_ones():
     assert set(now) == set(stored), "configurations differ from the stored ones: write them anew on purpose"
     changed = [key for key in stored if now[key] != stored[key]]
     assert not changed, f"gradients changed for {changed}"
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="compiled kernels only (module docstring)")
+def test_plranks_losses_are_within_1e_13_of_those_before_the_vectorised_exponential():
+    stored = np.load(STORED.with_name("plrank_losses_before_vectorized_exp.npz"))
+    for dataset, arguments in DATASETS.items():
+        scores, labels, offsets = _queries(*arguments)
+        for i, params in enumerate([{}, {"n_permutations": 3}]):
+            before = stored[f"{dataset}-{i}"]
+            now = get_objective("plrank", **params).losses(scores, labels, offsets)
+            np.testing.assert_allclose(now, before, rtol=1e-13, atol=0, err_msg=f"{dataset}: plrank({params})")
 
 
 if __name__ == "__main__":
