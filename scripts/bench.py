@@ -12,6 +12,9 @@ Sections:
   lambdarank gradients (a lambdarank minus a regression ``Booster.update()``); PL-Partition against
   PLRank, also as the top partition grows from 10 to 1000 documents.
 * engines: training time per tree with PLRank against LightGBM lambdarank and XGBoost rank:ndcg.
+* rounds: LightGBM seconds per boosting round of every registered objective (its defaults) against
+  lambdarank, on 1M MSLR-like documents (136 features): every configuration once per repeat, in an order
+  rotated from repeat to repeat.
 * memory: peak RSS of a fresh process training LightGBM with PLRank(n_permutations=3) against lambdarank,
   on a binned dataset saved by LightGBM (the raw features never enter the process).
 * loading: an MSLR-format file (136 features, 363 MB at full size) parsed by plboost, by XGBoost's own
@@ -148,6 +151,46 @@ def engine_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
                      "baseline ms": 1e3 * theirs / rounds, "ratio": ours / theirs,
                      "note": f"{rounds} rounds, 31 leaves, {data.n_features} features"})
     return rows
+
+
+def round_robin(runs: dict, repeats: int) -> dict:
+    """Median seconds of each of ``runs`` (name -> callable): one warm-up each, then every one once per
+    repeat, the order rotated by one from repeat to repeat so that drifts of the machine hit all alike."""
+    names = list(runs)
+    for name in names:
+        runs[name]()
+    seconds = {name: [] for name in names}
+    for repeat in range(repeats):
+        shift = repeat % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            runs[name]()
+            seconds[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in seconds.items()}
+
+
+def round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+    """LightGBM seconds per round of every registered objective against lambdarank, the same data and trees."""
+    import lightgbm as lgb
+
+    data = make_synthetic(n_queries=n_queries, n_features=136, docs_per_query=(20, 500), seed=3)
+    dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
+    n_docs, n_queries = data.n_docs, data.n_queries
+    del data  # the binned dataset is all that training reads
+    tree = {"learning_rate": 0.1, "num_leaves": 31, "verbosity": -1}
+    objectives = {"lambdarank": "lambdarank", **{name: cls() for name, cls in OBJECTIVES.items()}}
+    for objective in objectives.values():
+        if not isinstance(objective, str):
+            objective.warm_up()
+    runs = {name: functools.partial(lgb.train, {**tree, "objective": objective}, dataset, rounds)
+            for name, objective in objectives.items()}
+    seconds = round_robin(runs, repeats)
+    base = seconds["lambdarank"]
+    return [{"kernel": f"LightGBM round, {_short(objective) if name != 'lambdarank' else 'lambdarank'}",
+             "documents": n_docs, "queries": n_queries, "ms": 1e3 * seconds[name] / rounds,
+             "baseline": "LightGBM lambdarank", "baseline ms": 1e3 * base / rounds, "ratio": seconds[name] / base,
+             "note": f"{rounds} rounds, 31 leaves, 136 features; median of {repeats}"}
+            for name, objective in objectives.items()]
 
 
 MEMORY_SCRIPT = """
@@ -333,7 +376,8 @@ def startup_rows(repeats: int) -> list[dict]:
     return rows
 
 
-SECTIONS = ("kernels", "engines", "memory", "loading", "scaling", "leaves", "first-call", "compile", "startup")
+SECTIONS = ("kernels", "engines", "rounds", "memory", "loading", "scaling", "leaves", "first-call", "compile",
+            "startup")
 
 
 def main(argv=None) -> int:
@@ -355,6 +399,7 @@ def main(argv=None) -> int:
                             + lambdarank_rows(50 if small else 10_000, repeats)
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
+        "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),
         "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
