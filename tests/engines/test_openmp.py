@@ -41,3 +41,18 @@ print(code, seen)
     assert done.returncode == 0, done.stderr
     code, seen = done.stdout.strip().splitlines()[-1].split(" ", 1)
     assert code == "0" and "('lightgbm', '1000')" in seen and "None" not in seen, done.stdout
+
+
+def test_a_script_can_limit_spinning_before_it_imports_an_engine():
+    """README: ``limit_spinning()`` as a script's first line; importing it must not load an engine (or OpenMP)."""
+    script = """
+import sys
+from plboost.engines.openmp import limit_spinning
+assert limit_spinning() and not {"lightgbm", "xgboost"} & set(sys.modules), sorted(sys.modules)
+import lightgbm
+assert not limit_spinning({})  # too late once an engine is loaded, whatever the environment
+print("ok")
+"""
+    environment = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
