@@ -137,6 +137,8 @@ class PositionAwareListMLE(PLRank):
 
     name = "pa_listmle"
     demo_runs = ()
+    #: PLRank's dimensions (no exact leaves) and the named weightings; explicit weights are not searched, and
+    #: a configuration that gives them fixes top_k (:meth:`search_fixed_by`)
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
                     "position_weights": {"choices": POSITION_WEIGHTS, "default": "paper"}}
@@ -149,6 +151,13 @@ class PositionAwareListMLE(PLRank):
                          skip_uniform_queries=skip_uniform_queries, compress_contexts=compress_contexts,
                          hessian_floor=hessian_floor)
         self.position_weights = _checked_weights(position_weights, self.top_k)
+
+    @classmethod
+    def search_fixed_by(cls, params: dict) -> frozenset[str]:
+        """Explicit weights (a sequence) fix ``top_k``: they hold one weight per position, so a search must not
+        draw another ``top_k`` (every such trial would be refused)."""
+        weights = params.get("position_weights")
+        return frozenset({"top_k"}) if weights is not None and not isinstance(weights, str) else frozenset()
 
     def _position_weights(self, sizes: np.ndarray, top_k_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         widest = max(int(top_k_of.max(initial=0)), 1)
