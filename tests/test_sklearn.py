@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from plboost import metrics
 from plboost.data import make_synthetic
 from plboost.engines.xgboost import booster_params
-from plboost.objectives import PLRank, UMart
+from plboost.objectives import PLRank, PositionAwareListMLE, UMart
 from plboost.sklearn import Ranker
 
 pytestmark = pytest.mark.engine
@@ -145,6 +145,32 @@ def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine):
     pipeline = make_pipeline(StandardScaler(), Ranker(PLRank(n_permutations=2), engine, **SMALL))
     pipeline.fit(small.X, small.labels, ranker__group=small.group_sizes)
     assert pipeline.predict(small.X).shape == (small.n_docs,)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_ranker_with_explicit_position_weights_pickles_clones_and_changes_them(small, engine):
+    """PositionAwareListMLE's weights are tied to top_k: a Ranker carries them through pickles and clones,
+    set_params changes both at once, and a grid over the weightings trains each."""
+    ranker = Ranker(PositionAwareListMLE(top_k=3, position_weights=[1.0, 0.5, 0.25]), engine, **SMALL)
+    ranker.fit(small.X, small.labels, group=small.group_sizes)
+    expected = ranker.predict(small.X)
+    restored = pickle.loads(pickle.dumps(ranker))
+    assert restored.objective_.position_weights == (1.0, 0.5, 0.25)
+    np.testing.assert_array_equal(restored.predict(small.X), expected)
+    unfitted = clone(ranker)
+    assert unfitted.objective == ranker.objective and unfitted.objective is not ranker.objective
+    unfitted.set_params(objective__top_k=2, objective__position_weights=(1.0, 0.0))
+    assert unfitted.objective == PositionAwareListMLE(top_k=2, position_weights=(1.0, 0.0))
+    with pytest.raises(ValueError, match="position_weights must hold top_k = 5 weights, got 2"):
+        unfitted.set_params(objective__top_k=5)
+    changed = unfitted.fit(small.X, small.labels, group=small.group_sizes).predict(small.X)
+    assert not np.allclose(changed, expected)
+    search = GridSearchCV(Ranker(PositionAwareListMLE(), engine, **SMALL),
+                          {"objective__position_weights": ["paper", "dcg"]}, cv=GroupKFold(n_splits=2))
+    frame = _frame(small)  # the qid column gives the queries of each fold to fit and to score
+    search.fit(frame, small.labels, groups=frame["qid"])
+    assert search.best_params_["objective__position_weights"] in ("paper", "dcg")
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
 def test_the_objective_given_is_not_changed_and_engine_params_are_parameters(small):

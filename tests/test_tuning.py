@@ -134,6 +134,28 @@ def test_search_spaces_leave_out_what_a_configuration_fixes():
     assert tuned.label == "plrank(top_k=None) [lightgbm, exact leaves]"
 
 
+def test_explicit_position_weights_fix_top_k():
+    """PA-ListMLE's explicit weights hold one weight per position: a search draws no other top_k for them
+    (every such trial would be refused), while named weights leave top_k to the search."""
+    ten = [1, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5]
+    names = [d.name for d in search_space(parse_run(f"pa_listmle,position_weights={ten}", RunSpec())).dimensions]
+    assert "top_k" not in names and "position_weights" not in names and "n_permutations" in names
+    space = search_space(parse_run("pa_listmle,position_weights=dcg", RunSpec()))
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations"]
+    space = search_space(parse_run("pa_listmle", RunSpec()))
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "position_weights"]
+    tuned = apply_params(parse_run("pa_listmle", RunSpec()), space, {"top_k": None, "position_weights": "dcg"})
+    assert tuned.objective_params == {"top_k": None, "position_weights": "dcg"}
+
+
+def test_a_search_with_explicit_position_weights_fails_no_trial(folds):
+    spec = parse_run("pa_listmle,position_weights=[1,1,1,1,1,0.5,0.5,0.5,0.5,0.5]", DEFAULTS)
+    result = compare([spec], find_layout(folds), tune=Tuning(6, seed=3))
+    params = [json.loads(row["params"]) for row in result.tuning_rows]
+    assert len(params) == 6 and all("top_k" not in p for p in params)
+    assert all(row["state"] != "fail" for row in result.tuning_rows)
+
+
 def test_exact_leaves_are_searched_without_bagging(folds):
     spec = parse_run("plrank", DEFAULTS)
     result = compare([spec], find_layout(folds), tune=Tuning(12, seed=1))

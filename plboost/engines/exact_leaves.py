@@ -202,7 +202,7 @@ class ExactLeafValues:
 
     def __init__(self, objective: PLRank, train_data, valid_data=None, params: dict | None = None, *,
                  eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
-        if not isinstance(objective, PLRank):
+        if not isinstance(objective, PLRank) or objective.name != PLRank.name:  # not PA-ListMLE's weights
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
         if curvature not in ("exact", "diagonal"):
             raise ValueError(f"curvature must be 'exact' or 'diagonal', got {curvature!r}")

@@ -205,6 +205,13 @@ class RankingObjective:
         query), or None for an objective without a loss (with ``_no_loss_reason``)."""
         raise NotImplementedError
 
+    @classmethod
+    def search_fixed_by(cls, params: dict) -> frozenset[str]:
+        """Dimensions of :attr:`search_space` that a configuration's ``params`` fix besides their own names
+        (``plboost compare --tune`` leaves both out): for a value that fits only one value of another
+        parameter. None by default (an empty set)."""
+        return frozenset()
+
     # ----------------------------------------------------------------------------------------------
     # parameters
     @classmethod

@@ -232,13 +232,15 @@ def _context_log_normalizers(q, scores, state, log_z, outside):
 @kernel
 def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, chain_a, chain_b, grad, hess, losses):
     """Fill ``grad``, ``hess`` (raw: the mean over permutations) and ``losses`` (the mean over permutations
-    of the truncated PL negative log-likelihood) of queries ``first <= q < end``.
+    of the truncated PL negative log-likelihood, each position j weighted by ``state.position_weights``:
+    all 1 for PLRank, see :class:`PositionAwareListMLE`) of queries ``first <= q < end``.
 
     ``outside`` (one per document) and ``log_z``, ``chain_log_z``, ``chain_a``, ``chain_b`` (one per
     entry of ``state.top_docs``) are scratch space; each query uses only its own slice.
     """
     n_perm = state.n_permutations
     top_docs, ctx_owner, ctx_mult = state.top_docs, state.ctx_owner, state.ctx_mult
+    weights = state.position_weights
     for q in range(first, end):
         lo = state.offsets[q]
         hi = state.offsets[q + 1]
@@ -249,14 +251,19 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
             losses[q] = 0.0
             continue
         block = state.top_start[q]
+        row = state.weight_start[q]  # position j weighs weights[row + j] (all 1 for PLRank)
         max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
         total = 0.0
-        for e in range(n_perm * k):
-            total += ctx_mult[block + e] * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
-            total -= scores[lo + top_docs[block + e]]
+        for p in range(n_perm):
+            for j in range(k):
+                e = p * k + j
+                w = weights[row + j]
+                total += ctx_mult[block + e] * w * log_z[block + e] if ctx_mult[block + e] > 0 else 0.0
+                total -= w * scores[lo + top_docs[block + e]]
         losses[q] = total / n_perm
-        # Along each permutation: a_j = sum_{i<=j} exp(l_j - l_i), b_j likewise with 2 (l_j - l_i), so
-        # that e^{s_d} sum_{i<=j} 1/Z_i = exp(s_d - l_j) a_j with every exponent <= 0.
+        # Along each permutation: a_j = sum_{i<=j} w_i exp(l_j - l_i), b_j likewise with 2 (l_j - l_i), so
+        # that e^{s_d} sum_{i<=j} w_i/Z_i = exp(s_d - l_j) a_j with every exponent <= 0. With w_i = 1 (PLRank)
+        # every product by w_i is exact: the arithmetic is PLRank's unweighted one, bit for bit.
         for p in range(n_perm):
             a = 0.0
             b = 0.0
@@ -265,8 +272,9 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
                 e = block + p * k + j
                 current = log_z[block + ctx_owner[e]]
                 ratio = np.exp(current - previous) if j > 0 else 0.0
-                a = 1.0 + a * ratio
-                b = 1.0 + b * ratio * ratio
+                w = weights[row + j]
+                a = w + a * ratio
+                b = w + b * ratio * ratio
                 chain_log_z[e] = current
                 chain_a[e] = a
                 chain_b[e] = b
@@ -297,11 +305,11 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
             i = lo + state.union_docs[first_member + t]
             g = 0.0
             h = 0.0
-            chosen = 0
+            chosen = 0.0  # the weights of the positions where it is chosen
             for p in range(n_perm):
                 j = state.union_position[(first_member + t) * n_perm + p]
                 if j < k:
-                    chosen += 1
+                    chosen += weights[row + j]
                 else:
                     j = k - 1
                 e = block + p * k + j
@@ -430,6 +438,8 @@ class PLRankState(NamedTuple):
 
     Per query q with ``k = top_k_of[q]`` (0 for queries left out), entries ``top_start[q] + p * k + j``
     describe position j of permutation p. ``compression_ratio`` is (distinct contexts) / (contexts).
+    Position j of query q weighs ``position_weights[weight_start[q] + j]`` in the loss (queries may share a
+    row: PLRank's one row of ones, for instance).
     A named tuple of arrays: the kernels take it as one argument (Numba reads its fields by name).
     """
 
@@ -444,6 +454,8 @@ class PLRankState(NamedTuple):
     union_docs: np.ndarray
     union_position: np.ndarray
     in_top: np.ndarray
+    position_weights: np.ndarray
+    weight_start: np.ndarray
 
     @property
     def n_contexts(self) -> int:
@@ -545,8 +557,14 @@ class PLRank(RankingObjective):
         in_top = np.empty(data.n_docs, dtype=np.bool_)
         over_queries(_index_top_union, offsets, offsets, top_k_of, top_start, top_docs, m, top_union, union_start,
                      union_docs, union_position, in_top)
+        position_weights, weight_start = self._position_weights(sizes, top_k_of)
         return PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
-                           union_docs, union_position, in_top)
+                           union_docs, union_position, in_top, position_weights, weight_start)
+
+    def _position_weights(self, sizes: np.ndarray, top_k_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The weight of each position of each query's permutations, as (weights, row start per query):
+        PLRank weighs every position 1, all queries reading one row."""
+        return np.ones(max(int(top_k_of.max(initial=0)), 1)), np.zeros(sizes.size, dtype=np.int64)
 
     def _gradients(self, scores, data, state: PLRankState, grad, hess) -> np.ndarray:
         n_entries = state.n_contexts

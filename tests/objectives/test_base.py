@@ -146,6 +146,33 @@ def test_scikit_learn_parameter_contract(objective_class):
     assert fresh == objective_class(), "a refused value changed the objective"
 
 
+def test_search_space_names_valid_values_of_real_parameters(objective_class):
+    """Every dimension of the class's ``search_space`` (``compare --tune``) is a constructor argument or a
+    run setting (leaf_values), each of its choices, bounds and default constructs the objective, its
+    defaults together are the default objective (trial 0 trains the untuned configuration), and what
+    ``search_fixed_by`` names is searched."""
+    import dataclasses
+
+    from plboost.experiment import RunSpec
+    from plboost.tuning import Dimension
+
+    arguments = set(inspect.signature(objective_class.__init__).parameters) - {"self"}
+    run_settings = {field.name for field in dataclasses.fields(RunSpec)}
+    defaults = {}
+    for name, fields in objective_class.search_space.items():
+        dimension = Dimension(name, **fields)
+        assert name in arguments or name in run_settings, f"{name}: neither an argument nor a run setting"
+        if name not in arguments:
+            continue
+        values = dimension.choices if dimension.choices is not None else (dimension.low, dimension.high)
+        for value in (*values, dimension.default):
+            objective_class(**{name: value})
+        defaults[name] = dimension.default
+    assert objective_class(**defaults) == objective_class()
+    for params in ({}, non_default_arguments(objective_class)):
+        assert objective_class.search_fixed_by(params) <= set(objective_class.search_space)
+
+
 def test_equal_parameters_are_equal_objectives_whatever_their_container():
     assert PLRank(top_k=10) == PLRank() and hash(PLRank(top_k=10)) == hash(PLRank())
     assert UMart(label_gain=[0, 1, 3]) == UMart(label_gain=(0, 1, 3)) == UMart(label_gain=np.array([0.0, 1, 3]))
