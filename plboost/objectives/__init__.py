@@ -12,12 +12,13 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, compress_co
 from ._base import RankingObjective, registry
 from .listnet import ListNet
 from .partition import PLLowerBound, PLPartition
+from .pl_rank3 import PLRank3
 from .plrank import PLRank, PLRankState
 from .umart import UMart
 from .urank import URank
 
 #: objective classes by the name the CLI and result files use
-OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet)
+OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PLRank3)
 
 
 def get_objective(name: str, **params) -> RankingObjective:
