@@ -17,29 +17,43 @@ Its expected DCG@K is :math:`R = E_y[\\sum_{k=1}^{K} \\theta_k \\rho_{y_k}]` wit
 :math:`\\theta_k = 1/\\log_2(k+1)` and gains :math:`\\rho_d = 2^{y_d} - 1` (``gain="exp"``) or the label
 (``gain="linear"``).
 
-The estimator (PL-Rank-2's, computed as PL-Rank-3 does). From N rankings :math:`y^{(1..N)}` of the top
-``k = min(K, n)`` positions, drawn from the policy, with the reward from position j on,
-:math:`G_j = \\sum_{x=j}^{k} \\theta_x \\rho_{y_x}` (:math:`G_{k+1} = 0`), and :math:`r_d` the position of d
-in y (for a document outside the top k: :math:`r_d = k` and no :math:`G_{r_d+1}` term):
+The estimator (PL-Rank-2's, computed as PL-Rank-3 does, with one more expectation taken). From N rankings
+:math:`y^{(1..N)}` of the top ``k = min(K, n)`` positions, drawn from the policy, with the reward from position
+j on, :math:`G_j = \\sum_{x=j}^{k} \\theta_x \\rho_{y_x}` (:math:`G_{k+1} = 0`), :math:`\\pi_j(d) =
+\\pi(d \\mid y_{1:j-1})`, :math:`\\bar\\rho_j = \\sum_{d'} \\pi_j(d') \\rho_{d'}` the expected gain of
+position j given the positions before it, and :math:`r_d` the position of d in y (for a document outside the
+top k: :math:`r_d = k` and no :math:`G_{r_d+1}` term):
 
 .. math::
 
     \\widehat{\\frac{\\partial R}{\\partial s_d}} = \\frac{1}{N} \\sum_{i=1}^{N} \\Big[
-        G^{(i)}_{r_d + 1} + \\sum_{j=1}^{r_d} \\pi(d \\mid y^{(i)}_{1:j-1})
-        \\big(\\theta_j \\rho_d - G^{(i)}_j\\big) \\Big].
+        G^{(i)}_{r_d + 1} + \\sum_{j=1}^{r_d} \\pi_j(d)
+        \\big(\\theta_j \\rho_d - c^{(i)}_j\\big) \\Big], \\qquad
+        c_j = \\theta_j \\bar\\rho_j + G_{j+1}.
 
-It is unbiased: the log-derivative trick gives :math:`\\sum_{k \\le r_d} ([y_k = d] - \\pi_k(d)) G_k`, and
-the placed document's own term :math:`\\theta_{r_d} \\rho_d` is replaced by its expectation
-:math:`\\sum_{k \\le r_d} \\pi_k(d) \\theta_k \\rho_d`. Source: the paper's Eq. (PL-Rank-2) and the author's
-released code (github.com/HarrieO/2022-SIGIR-plackett-luce, ``algorithms/PLRank.py``, ``PL_rank_3``): the
-first term is ``cumsum_labels[:, 1:]`` added at ``sampled_rankings[:, :-1]``, the second
-``exp_scores * (labels * cumsum(rank_weights / denom) - cumsum(cumsum_labels / denom))``. The tests compare
-the mean of many estimates with the exact gradient of R, obtained by enumerating every ranking.
+PL-Rank-2 (the paper's Eq. for PL-Rank-2, and PL-Rank-3, which computes it) has :math:`G_j = \\theta_j
+\\rho_{y_j} + G_{j+1}` where this has :math:`c_j`. Both are unbiased: the log-derivative trick gives
+:math:`\\sum_{j \\le r_d} ([y_j = d] - \\pi_j(d)) G_j`; PL-Rank-2 replaces the placed document's own term
+:math:`\\theta_{r_d} \\rho_d` by its expectation :math:`\\sum_{j \\le r_d} \\pi_j(d) \\theta_j
+\\rho_d`, and ``c`` does the same for the gain placed at each position j before d's: given
+:math:`y_{1:j-1}`, :math:`\\rho_{y_j}` has mean :math:`\\bar\\rho_j` and :math:`\\pi_j(d)` is fixed, so
+:math:`\\pi_j(d) \\theta_j (\\bar\\rho_j - \\rho_{y_j})` has mean 0 (a control variate; whether j comes
+before :math:`r_d` is decided by :math:`y_{1:j-1}` too). What it buys: every sample's estimates sum to
+exactly 0 over the query (the positions' terms telescope: :math:`\\sum_{d} \\pi_j(d)(\\theta_j \\rho_d -
+c_j) = -G_{j+1}`), as the gradient of R does (R does not change when a constant is added to a query's
+scores), where PL-Rank-2's sum to :math:`\\sum_j \\theta_j (\\bar\\rho_j - \\rho_{y_j})`, the luck of the
+sample; with K = 1 the estimate is the exact gradient. Sources: the paper, and the author's released code
+(github.com/HarrieO/2022-SIGIR-plackett-luce, ``algorithms/PLRank.py``, ``PL_rank_3``): the first term is
+``cumsum_labels[:, 1:]`` added at ``sampled_rankings[:, :-1]``, the second ``exp_scores * (labels *
+cumsum(rank_weights / denom) - cumsum(cumsum_labels / denom))``, where ``cumsum_labels / denom`` becomes
+:math:`c_j / Z_j` here. The tests compare the mean of many estimates with the exact gradient of R, obtained
+by enumerating every ranking.
 
 Per sample the kernel needs only prefix sums along the k positions, so a call costs O(N (n + k log k))
-per query: with :math:`a_r = Z_r \\sum_{k \\le r} \\theta_k / Z_k` and :math:`b_r = Z_r \\sum_{k \\le r}
-G_k / Z_k` (recursions whose factors :math:`Z_r / Z_{r-1} \\le 1`), document d's term is
-:math:`G_{r+1} + x (\\rho_d a_r - b_r)` with :math:`x = e^{s_d} / Z_r \\le 1`.
+per query, plus one sort of the query's scores (see Draws): with :math:`a_r = Z_r \\sum_{j \\le r}
+\\theta_j / Z_j` and :math:`b_r = Z_r \\sum_{j \\le r} c_j / Z_j` (recursions whose factors
+:math:`Z_r / Z_{r-1} \\le 1`; :math:`\\bar\\rho_j = W_j / Z_j` with :math:`W_j` summed as :math:`Z_j` is),
+document d's term is :math:`G_{r+1} + x (\\rho_d a_r - b_r)` with :math:`x = e^{s_d} / Z_r \\le 1`.
 
 Sign and scale. Engines minimise, so the gradient handed to them is the negated estimate, divided by the
 query's ideal DCG@K with ``normalize=True`` (the default: the gradient of the expected NDCG@K, as
@@ -54,24 +68,35 @@ with the weight's two parts added rather than subtracted,
 .. math::
 
     h_d = \\frac{1}{N} \\sum_{i=1}^{N} \\sum_{j=1}^{r_d} \\pi_j(d) (1 - \\pi_j(d))
-          \\big(\\theta_j \\rho_d + G^{(i)}_j\\big) \\;\\ge 0
+          \\big(\\theta_j \\rho_d + c^{(i)}_j\\big) \\;\\ge 0
 
-(scaled as the gradient). :math:`|\\theta_k \\rho_d - G_k| \\pi_k (1 - \\pi_k)` would be LambdaMART's
-curvature for the context's advantage; the sum bounds it and, unlike the absolute value, keeps the O(n + k)
-prefix sums (``x (rho a + b) - x^2 (rho a2 + b2)`` with the squared recursions). It vanishes with
-:math:`\\pi_k(d)` at 0 or 1, where the gradient's terms do. It is not the curvature of R, so exact Newton
-leaves (``leaf_values="exact"``, PLRank's) are refused.
+(scaled as the gradient; its expectation is that of the same sum with :math:`G_j` for :math:`c_j`, which the
+tests compute by enumeration). :math:`|\\theta_j \\rho_d - c_j| \\pi_j (1 - \\pi_j)` would be
+LambdaMART's curvature for the context's advantage; the sum bounds it and, unlike the absolute value, keeps
+the O(n + k) prefix sums (``x (rho a + b) - x^2 (rho a2 + b2)`` with the squared recursions). It vanishes with
+:math:`\\pi_j(d)` at 0 or 1, where the gradient's terms do, and the engines get at least ``hessian_floor``.
+It is not the curvature of R, so exact Newton leaves (``leaf_values="exact"``, PLRank's) are refused.
 
 Draws. Ranking i of a query is the top k of the Gumbel-perturbed scores :math:`s_d - \\log E_d` (the
 Gumbel-max trick, :math:`E_d = -\\log u_d` exponential), taken as :math:`e^{s_d - s_{max}} / E_d` (the same
 order) when the query's scores span at most ``_LINEAR_SPAN``, which saves a logarithm per draw; wider queries
 are computed in log space throughout. The uniforms ``u`` come from a counter-based stream
-(:mod:`plboost._random`) keyed by the seed, the query's labels AND the bits of the query's scores. The scores
-change at every boosting round, so each round draws fresh rankings, while a call is a pure function of
-(scores, labels, offsets, parameters): results do not depend on threads, on copies of the objective, or on how
-many times it was called before (a second ``xgb.train`` with the same objective trains the same model; a call
-counter would have made it continue the first's stream). A query whose scores a round leaves bit for bit
-unchanged draws the same rankings again.
+(:mod:`plboost._random`): document d's uniform of ranking i is number :math:`i n + t_d` of the stream, where
+:math:`t_d` is d's place in the query sorted by score (descending, ties in input order), and the stream's key
+is a hash of the seed, n, and, in that order, each document's label and the bits of :math:`s_d - s_{max}`
+(a fixed marker for a document ``WIDEST_SCORE_GAP`` or more below the top). So:
+
+- the scores change at every boosting round, so each round draws fresh rankings, while a call is a pure
+  function of (scores, labels, offsets, parameters): results do not depend on threads, on copies of the
+  objective, or on how many times it was called before (a second ``xgb.train`` with the same objective
+  trains the same model; a call counter would have made it continue the first's stream). A query whose
+  scores a round leaves bit for bit unchanged draws the same rankings again;
+- the draws follow the documents, not their input order: shuffling a query's documents (of distinct scores)
+  shuffles the outputs with them;
+- narrowing the gaps wider than ``WIDEST_SCORE_GAP`` (what the objectives do to scores beyond
+  ``RAW_SCORE_LIMIT``) changes neither the order nor the relative scores of the documents within that gap of
+  the top (a narrowed document ends at least that far below), so it changes no draw; nor does adding a
+  constant to a query whose scores are all equal.
 """
 
 from __future__ import annotations
@@ -81,15 +106,17 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import helper, kernel, over_queries
-from .._numerics import logaddexp
-from .._random import query_stream_key, splitmix64, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from .._numerics import logaddexp, stable_argsort
+from .._random import splitmix64, uniform
+from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
 
 #: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
 GAINS = ("exp", "linear")
 #: queries whose scores span at most this are sampled and summed in linear space (e^{-600} is a normal float)
 _LINEAR_SPAN = 600.0
 _SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
+#: hashed in place of the relative score of a document more than WIDEST_SCORE_GAP below its query's top
+_FAR = np.uint64(0x7FF8_0000_0000_0001)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -142,9 +169,25 @@ def _top_k(keys, n, k, heap_key, heap_index, top):
 # --------------------------------------------------------------------------------------------------
 # The estimate
 
+@helper
+def _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap):
+    """The key of the query's draws: a hash of the seed, the size, and, document by document in ``order``
+    (by score, descending), the label and the bits of ``s - s_max`` (a marker for documents more than
+    ``widest_gap`` below the top, whose relative scores narrowing may change). ``relative`` is scratch."""
+    n = hi - lo
+    for t in range(n):
+        relative[t] = scores[lo + order[t]] - top_score
+    bits = relative[:n].view(np.uint64)
+    key = splitmix64(splitmix64(np.uint64(seed)) ^ np.uint64(n))
+    for t in range(n):
+        key = splitmix64(key ^ np.uint64(np.int64(labels[lo + order[t]])))
+        key = splitmix64(key ^ (bits[t] if relative[t] > -widest_gap else _FAR))
+    return key
+
+
 @kernel
-def _pl_rank3_kernel(first, end, scores, score_bits, labels, gains, scale, offsets, discounts, top_k, n_samples,
-                     seed, linear_span, grad, hess):
+def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discounts, top_k, n_samples,
+                     seed, linear_span, widest_gap, grad, hess):
     """Negated PL-Rank-3 gradients and the curvature of the module's docstring (raw: no floor), times
     ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for queries ``first <= q < end``."""
     widest = 0
@@ -153,6 +196,7 @@ def _pl_rank3_kernel(first, end, scores, score_bits, labels, gains, scale, offse
     k_max = min(widest, top_k)
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
     keys = np.empty(widest)
+    relative = np.empty(widest)
     position = np.empty(widest, dtype=np.int64)
     g_sum = np.empty(widest)
     h_sum = np.empty(widest)
@@ -160,6 +204,7 @@ def _pl_rank3_kernel(first, end, scores, score_bits, labels, gains, scale, offse
     heap_key = np.empty(k_max)
     heap_index = np.empty(k_max, dtype=np.int64)
     z = np.empty(k_max + 1)  # Z_j (linear) or log Z_j; z[k] is the documents after the top k
+    w = np.empty(k_max + 1)  # sum of e^s rho over the same documents (linear) or its log
     reward = np.empty(k_max + 1)  # G_j, reward[k] = 0
     a1 = np.empty(k_max)
     b1 = np.empty(k_max)
@@ -175,13 +220,13 @@ def _pl_rank3_kernel(first, end, scores, score_bits, labels, gains, scale, offse
                 hess[i] = 0.0
             continue
         k = min(n, top_k)
-        key = query_stream_key(seed, labels, lo, hi)
         top_score = scores[lo]
         bottom_score = scores[lo]
         for i in range(lo, hi):
-            key = splitmix64(key ^ score_bits[i])
             top_score = max(top_score, scores[i])
             bottom_score = min(bottom_score, scores[i])
+        order = stable_argsort(scores[lo:hi])[::-1]  # the documents by score, descending: each one's stream
+        key = _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
         linear = top_score - bottom_score <= linear_span
         for i in range(n):
             weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
@@ -189,43 +234,59 @@ def _pl_rank3_kernel(first, end, scores, score_bits, labels, gains, scale, offse
             g_sum[i] = 0.0
             h_sum[i] = 0.0
         for p in range(n_samples):
-            for i in range(n):
-                exponential = -np.log(max(uniform(key, p * n + i), _SMALLEST_UNIFORM))
+            for t in range(n):
+                i = order[t]
+                exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
                 keys[i] = weight[i] / exponential if linear else weight[i] - np.log(exponential)
             _top_k(keys, n, k, heap_key, heap_index, top)
             for j in range(k):
                 position[top[j]] = j
-            # the normalisers Z_j, from the documents after the top k up
+            # the normalisers Z_j and the gain sums W_j, from the documents after the top k up
             if linear:
                 rest = 0.0
+                rest_gain = 0.0
                 for i in range(n):
                     if position[i] == k:
                         rest += weight[i]
+                        rest_gain += weight[i] * gains[lo + i]
                 z[k] = rest
+                w[k] = rest_gain
                 for j in range(k - 1, -1, -1):
                     z[j] = z[j + 1] + weight[top[j]]
+                    w[j] = w[j + 1] + weight[top[j]] * gains[lo + top[j]]
             else:
                 rest_top = -np.inf
                 for i in range(n):
                     if position[i] == k:
                         rest_top = max(rest_top, weight[i])
                 z[k] = -np.inf
+                w[k] = -np.inf
                 if rest_top > -np.inf:
                     total = 0.0
+                    total_gain = 0.0
                     for i in range(n):
                         if position[i] == k:
-                            total += np.exp(weight[i] - rest_top)
+                            e = np.exp(weight[i] - rest_top)
+                            total += e
+                            total_gain += e * gains[lo + i]
                     z[k] = rest_top + np.log(total)
+                    if total_gain > 0.0:
+                        w[k] = rest_top + np.log(total_gain)
                 for j in range(k - 1, -1, -1):
                     z[j] = logaddexp(z[j + 1], weight[top[j]])
+                    rho = gains[lo + top[j]]
+                    w[j] = logaddexp(w[j + 1], weight[top[j]] + np.log(rho)) if rho > 0.0 else w[j + 1]
             reward[k] = 0.0
             for j in range(k - 1, -1, -1):
                 reward[j] = reward[j + 1] + discounts[j] * gains[lo + top[j]]
             for j in range(k):
+                # c_j = theta_j E_j[rho] + G_{j+1}: G_j with the placed document's gain at its expectation
+                mean_gain = w[j] / z[j] if linear else np.exp(w[j] - z[j])
+                c = discounts[j] * mean_gain + reward[j + 1]
                 a1[j] = discounts[j]
-                b1[j] = reward[j]
+                b1[j] = c
                 a2[j] = discounts[j]
-                b2[j] = reward[j]
+                b2[j] = c
                 if j > 0:
                     ratio = z[j] / z[j - 1] if linear else np.exp(z[j] - z[j - 1])
                     a1[j] += a1[j - 1] * ratio
@@ -342,7 +403,7 @@ class PLRank3(RankingObjective):
     def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
         scores = np.ascontiguousarray(scores)
         top_k = state.discounts.size if self.top_k is None else self.top_k
-        over_queries(_pl_rank3_kernel, data.offsets, scores, scores.view(np.uint64), data.labels, state.gains,
-                     state.scale, data.offsets, state.discounts, top_k, self.n_samples, np.uint64(self.seed),
-                     float(self._linear_span), grad, hess)
+        over_queries(_pl_rank3_kernel, data.offsets, scores, data.labels, state.gains, state.scale, data.offsets,
+                     state.discounts, top_k, self.n_samples, np.uint64(self.seed), float(self._linear_span),
+                     WIDEST_SCORE_GAP, grad, hess)
         return None
