@@ -10,7 +10,8 @@ Sections:
 * kernels: one gradient+hessian call of every objective as LightGBM makes it at each round
   (``obj(scores, lgb.Dataset)``), against ``np.exp`` over the same scores; uMart against LightGBM's own
   lambdarank gradients (a lambdarank minus a regression ``Booster.update()``); PL-Partition against
-  PLRank, also as the top partition grows from 10 to 1000 documents.
+  PLRank, also as the top partition grows from 10 to 1000 documents; PL-Rank-3 (10 and 100 rankings per
+  query) against PLRank(top_k=10) on about 90K documents.
 * engines: training time per tree with PLRank against LightGBM lambdarank and XGBoost rank:ndcg.
 * rounds: LightGBM seconds per boosting round of every registered objective (its defaults) against
   lambdarank, on 1M MSLR-like documents (136 features): every configuration once per repeat, in an order
@@ -113,6 +114,30 @@ def lambdarank_rows(n_queries: int, repeats: int) -> list[dict]:
                      "ratio": ours / builtin,
                      "note": f"baseline: lambdarank {1e3 * lambdarank:.1f} ms minus regression "
                              f"{1e3 * regression:.1f} ms per iteration"})
+    return rows
+
+
+def pl_rank3_rows(n_queries: int, repeats: int) -> list[dict]:
+    """PL-Rank-3's gradient call against PLRank(top_k=10)'s on the same data, both through
+    ``.gradients(scores, labels, offsets)`` (each call prepares nothing: states are cached per dataset).
+
+    Queries of 20-500 documents, MSLR-like label shares and standard-normal scores, as the kernel rows; about
+    130 documents per query, so 700 queries are about 90K documents. PL-Rank-3 costs O(N (n + k log k)) per
+    query (N rankings), so its ratio grows about linearly in ``n_samples``.
+    """
+    from plboost.objectives import PLRank3
+
+    data = make_synthetic(n_queries=n_queries, n_features=1, docs_per_query=(20, 500), seed=0)
+    scores = np.random.default_rng(0).normal(size=data.n_docs)
+    baseline = PLRank(top_k=10)
+    rows = []
+    for obj in (PLRank3(top_k=10, n_samples=10), PLRank3(top_k=10, n_samples=100), PLRank3(top_k=None, n_samples=10)):
+        ours, theirs = alternate(functools.partial(obj.gradients, scores, data.labels, data.offsets),
+                                 functools.partial(baseline.gradients, scores, data.labels, data.offsets), repeats)
+        rows.append({"kernel": f"{_short(obj)} grad+hess", "documents": data.n_docs, "queries": data.n_queries,
+                     "ms": 1e3 * ours, "baseline": "PLRank(top_k=10)", "baseline ms": 1e3 * theirs,
+                     "ratio": ours / theirs, "note": f"{1e9 * ours / (data.n_docs * obj.n_samples):.1f} ns "
+                                                     "per document and ranking"})
     return rows
 
 
@@ -425,6 +450,7 @@ def main(argv=None) -> int:
     sections = {
         "kernels": lambda: (kernel_rows(50 if small else 10_000, repeats)
                             + lambdarank_rows(50 if small else 10_000, repeats)
+                            + pl_rank3_rows(50 if small else 700, repeats)
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
         "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few),

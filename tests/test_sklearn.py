@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from plboost import metrics
 from plboost.data import make_synthetic
 from plboost.engines.xgboost import booster_params
-from plboost.objectives import PLRank, PositionAwareListMLE, UMart
+from plboost.objectives import PLRank, PLRank3, PositionAwareListMLE, UMart
 from plboost.sklearn import Ranker
 
 pytestmark = pytest.mark.engine
@@ -107,7 +107,8 @@ def test_grid_search_with_metadata_routing(small):
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
-@pytest.mark.parametrize("objective", [PLRank(n_permutations=2, seed=4), UMart(window=2)], ids=["plrank", "umart"])
+@pytest.mark.parametrize("objective", [PLRank(n_permutations=2, seed=4), UMart(window=2),
+                                       PLRank3(n_samples=10, seed=4)], ids=["plrank", "umart", "pl_rank3"])
 def test_the_xgboost_ranker_trains_the_model_xgb_train_trains(small, objective):
     """Ranker(engine="xgboost") and xgb.train(obj=...) with the same tree parameters give the same model."""
     ranker = Ranker(objective, "xgboost", n_estimators=6, learning_rate=0.2, num_leaves=7, random_state=1)
@@ -129,9 +130,10 @@ def test_the_lightgbm_ranker_trains_the_model_lgb_train_trains(small):
     np.testing.assert_array_equal(ranker.predict(small.X), booster.predict(small.X, raw_score=True))
 
 
+@pytest.mark.parametrize("objective", [PLRank(n_permutations=2), PLRank3(n_samples=10)], ids=["plrank", "pl_rank3"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine):
-    ranker = Ranker(PLRank(n_permutations=2), engine, **SMALL)
+def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine, objective):
+    ranker = Ranker(objective, engine, **SMALL)
     ranker.fit(small.X, small.labels, group=small.group_sizes)
     expected = ranker.predict(small.X)
     buffer = io.BytesIO()
@@ -142,7 +144,7 @@ def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine):
     unfitted = clone(ranker)
     assert not hasattr(unfitted, "booster_") and unfitted.get_params() == ranker.get_params()
     assert unfitted.objective == ranker.objective and unfitted.objective is not ranker.objective
-    pipeline = make_pipeline(StandardScaler(), Ranker(PLRank(n_permutations=2), engine, **SMALL))
+    pipeline = make_pipeline(StandardScaler(), Ranker(clone(objective), engine, **SMALL))
     pipeline.fit(small.X, small.labels, ranker__group=small.group_sizes)
     assert pipeline.predict(small.X).shape == (small.n_docs,)
 

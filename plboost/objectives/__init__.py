@@ -13,12 +13,13 @@ from ._base import RankingObjective, registry
 from .listnet import ListNet
 from .palistmle import PositionAwareListMLE
 from .partition import PLLowerBound, PLPartition
+from .pl_rank3 import PLRank3
 from .plrank import PLRank, PLRankState
 from .umart import UMart
 from .urank import URank
 
 #: objective classes by the name the CLI and result files use
-OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE)
+OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE, PLRank3)
 
 
 def get_objective(name: str, **params) -> RankingObjective:

@@ -21,6 +21,7 @@ def test_bench_small_mode_prints_every_row():
     out = run_script("bench.py", "--small")
     for kernel in ("PLRank() grad+hess", "URank() grad+hess", "UMart() grad+hess", "PLPartition() grad+hess",
                    "PLLowerBound() grad+hess", "LightGBM lambdarank gradients", "top partition of 1000",
+                   "PLRank3(n_samples=10) grad+hess", "PLRank(top_k=10)",
                    "LightGBM training with PLRank()", "XGBoost training with PLRank()",
                    "LightGBM round, lambdarank", "LightGBM round, PLPartition()"):
         assert kernel in out, kernel

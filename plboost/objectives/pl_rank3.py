@@ -1,0 +1,412 @@
+"""PL-Rank-3: a sampled gradient of the expected DCG@K of the Plackett-Luce ranking policy of the scores.
+
+Oosterhuis, "Computationally Efficient Optimization of Plackett-Luce Ranking Models for Relevance and
+Fairness", SIGIR 2021 (PL-Rank-1 and -2); Oosterhuis, "Learning-to-Rank at the Speed of Sampling: Plackett-Luce
+Gradient Estimation with Minimal Computational Complexity", SIGIR 2022 (PL-Rank-3: PL-Rank-2's estimate in
+O(N (K + n)) time, rankings drawn with the Gumbel-max trick). Not to be confused with :class:`PLRank`, the
+ListMLE loss of Xia et al. that plboost registers as ``plrank``.
+
+The policy. The scores ``s`` of a query of n documents define the Plackett-Luce distribution over rankings
+``y``: position k takes document d of the documents not yet placed with probability
+
+.. math::
+
+    \\pi(d \\mid y_{1:k-1}) = \\frac{e^{s_d}}{Z_k}, \\qquad Z_k = \\sum_{d' \\notin y_{1:k-1}} e^{s_{d'}}.
+
+Its expected DCG@K is :math:`R = E_y[\\sum_{k=1}^{K} \\theta_k \\rho_{y_k}]` with discounts
+:math:`\\theta_k = 1/\\log_2(k+1)` and gains :math:`\\rho_d = 2^{y_d} - 1` (``gain="exp"``) or the label
+(``gain="linear"``).
+
+The estimator (PL-Rank-2's, computed as PL-Rank-3 does, with one more expectation taken). From N rankings
+:math:`y^{(1..N)}` of the top ``k = min(K, n)`` positions, drawn from the policy, with the reward from position
+j on, :math:`G_j = \\sum_{x=j}^{k} \\theta_x \\rho_{y_x}` (:math:`G_{k+1} = 0`), :math:`\\pi_j(d) =
+\\pi(d \\mid y_{1:j-1})`, :math:`\\bar\\rho_j = \\sum_{d'} \\pi_j(d') \\rho_{d'}` the expected gain of
+position j given the positions before it, and :math:`r_d` the position of d in y (for a document outside the
+top k: :math:`r_d = k` and no :math:`G_{r_d+1}` term):
+
+.. math::
+
+    \\widehat{\\frac{\\partial R}{\\partial s_d}} = \\frac{1}{N} \\sum_{i=1}^{N} \\Big[
+        G^{(i)}_{r_d + 1} + \\sum_{j=1}^{r_d} \\pi_j(d)
+        \\big(\\theta_j \\rho_d - c^{(i)}_j\\big) \\Big], \\qquad
+        c_j = \\theta_j \\bar\\rho_j + G_{j+1}.
+
+PL-Rank-2 (the paper's Eq. for PL-Rank-2, and PL-Rank-3, which computes it) has :math:`G_j = \\theta_j
+\\rho_{y_j} + G_{j+1}` where this has :math:`c_j`. Both are unbiased: the log-derivative trick gives
+:math:`\\sum_{j \\le r_d} ([y_j = d] - \\pi_j(d)) G_j`; PL-Rank-2 replaces the placed document's own term
+:math:`\\theta_{r_d} \\rho_d` by its expectation :math:`\\sum_{j \\le r_d} \\pi_j(d) \\theta_j
+\\rho_d`, and ``c`` does the same for the gain placed at each position j before d's: given
+:math:`y_{1:j-1}`, :math:`\\rho_{y_j}` has mean :math:`\\bar\\rho_j` and :math:`\\pi_j(d)` is fixed, so
+:math:`\\pi_j(d) \\theta_j (\\bar\\rho_j - \\rho_{y_j})` has mean 0 (a control variate; whether j comes
+before :math:`r_d` is decided by :math:`y_{1:j-1}` too). What it buys: every sample's estimates sum to
+exactly 0 over the query (the positions' terms telescope: :math:`\\sum_{d} \\pi_j(d)(\\theta_j \\rho_d -
+c_j) = -G_{j+1}`), as the gradient of R does (R does not change when a constant is added to a query's
+scores), where PL-Rank-2's sum to :math:`\\sum_j \\theta_j (\\bar\\rho_j - \\rho_{y_j})`, the luck of the
+sample; with K = 1 the estimate is the exact gradient. Sources: the paper, and the author's released code
+(github.com/HarrieO/2022-SIGIR-plackett-luce, ``algorithms/PLRank.py``, ``PL_rank_3``): the first term is
+``cumsum_labels[:, 1:]`` added at ``sampled_rankings[:, :-1]``, the second ``exp_scores * (labels *
+cumsum(rank_weights / denom) - cumsum(cumsum_labels / denom))``, where ``cumsum_labels / denom`` becomes
+:math:`c_j / Z_j` here. The tests compare the mean of many estimates with the exact gradient of R, obtained
+by enumerating every ranking.
+
+Per sample the kernel needs only prefix sums along the k positions, so a call costs O(N (n + k log k))
+per query, plus one sort of the query's scores (see Draws): with :math:`a_r = Z_r \\sum_{j \\le r}
+\\theta_j / Z_j` and :math:`b_r = Z_r \\sum_{j \\le r} c_j / Z_j` (recursions whose factors
+:math:`Z_r / Z_{r-1} \\le 1`; :math:`\\bar\\rho_j = W_j / Z_j` with :math:`W_j` summed as :math:`Z_j` is),
+document d's term is :math:`G_{r+1} + x (\\rho_d a_r - b_r)` with :math:`x = e^{s_d} / Z_r \\le 1`.
+
+Sign and scale. Engines minimise, so the gradient handed to them is the negated estimate, divided by the
+query's ideal DCG@K with ``normalize=True`` (the default: the gradient of the expected NDCG@K, as
+LambdaMART normalises; the author's run script optimises DCG, NDCG being one line away). Queries whose
+gains are all equal (a single document, all labels equal, no relevant document) have an expected DCG that
+does not depend on the scores: their gradients are exactly 0, not a noisy estimate of 0.
+
+Hessian. The hessian of R is not positive semi-definite (R is not concave in s), so the Newton step uses a
+positive diagonal curvature instead: each context's softmax curvature, weighted as the gradient weights it,
+with the weight's two parts added rather than subtracted,
+
+.. math::
+
+    h_d = \\frac{1}{N} \\sum_{i=1}^{N} \\sum_{j=1}^{r_d} \\pi_j(d) (1 - \\pi_j(d))
+          \\big(\\theta_j \\rho_d + c^{(i)}_j\\big) \\;\\ge 0
+
+(scaled as the gradient; its expectation is that of the same sum with :math:`G_j` for :math:`c_j`, which the
+tests compute by enumeration). :math:`|\\theta_j \\rho_d - c_j| \\pi_j (1 - \\pi_j)` would be
+LambdaMART's curvature for the context's advantage; the sum bounds it and, unlike the absolute value, keeps
+the O(n + k) prefix sums (``x (rho a + b) - x^2 (rho a2 + b2)`` with the squared recursions). It vanishes with
+:math:`\\pi_j(d)` at 0 or 1, where the gradient's terms do, and the engines get at least ``hessian_floor``.
+It is not the curvature of R, so exact Newton leaves (``leaf_values="exact"``, PLRank's) are refused.
+
+Draws. Ranking i of a query is the top k of the Gumbel-perturbed scores :math:`s_d - \\log E_d` (the
+Gumbel-max trick, :math:`E_d = -\\log u_d` exponential), taken as :math:`e^{s_d - s_{max}} / E_d` (the same
+order) when the query's scores span at most ``_LINEAR_SPAN``, which saves a logarithm per draw; wider queries
+are computed in log space throughout. The uniforms ``u`` come from a counter-based stream
+(:mod:`plboost._random`): document d's uniform of ranking i is number :math:`i n + t_d` of the stream, where
+:math:`t_d` is d's place in the query sorted by score (descending, ties in input order), and the stream's key
+is a hash of the seed, n, and, in that order, each document's label and the bits of :math:`s_d - s_{max}`
+(a fixed marker for a document ``WIDEST_SCORE_GAP`` or more below the top). So:
+
+- the scores change at every boosting round, so each round draws fresh rankings, while a call is a pure
+  function of (scores, labels, offsets, parameters): results do not depend on threads, on copies of the
+  objective, or on how many times it was called before (a second ``xgb.train`` with the same objective
+  trains the same model; a call counter would have made it continue the first's stream). A query whose
+  scores a round leaves bit for bit unchanged draws the same rankings again;
+- the draws follow the documents, not their input order: shuffling a query's documents (of distinct scores)
+  shuffles the outputs with them;
+- narrowing the gaps wider than ``WIDEST_SCORE_GAP`` (what the objectives do to scores beyond
+  ``RAW_SCORE_LIMIT``) changes neither the order nor the relative scores of the documents within that gap of
+  the top (a narrowed document ends at least that far below), so it changes no draw; nor does adding a
+  constant to a query whose scores are all equal.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import helper, kernel, over_queries
+from .._numerics import logaddexp, stable_argsort
+from .._random import splitmix64, uniform
+from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
+
+#: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
+GAINS = ("exp", "linear")
+#: queries whose scores span at most this are sampled and summed in linear space (e^{-600} is a normal float)
+_LINEAR_SPAN = 600.0
+_SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
+#: hashed in place of the relative score of a document more than WIDEST_SCORE_GAP below its query's top
+_FAR = np.uint64(0x7FF8_0000_0000_0001)
+
+
+# --------------------------------------------------------------------------------------------------
+# Drawing the top k of a ranking
+
+@helper
+def _worse(key_a, index_a, key_b, index_b):
+    """Whether (key_a, index_a) ranks below (key_b, index_b): a lower key, or an equal key and a later index."""
+    return key_a < key_b or (key_a == key_b and index_a > index_b)
+
+
+@helper
+def _sift_down(heap_key, heap_index, size, i):
+    """Restore the min-heap (worst at the root) below position i."""
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            return
+        right = child + 1
+        if right < size and _worse(heap_key[right], heap_index[right], heap_key[child], heap_index[child]):
+            child = right
+        if not _worse(heap_key[child], heap_index[child], heap_key[i], heap_index[i]):
+            return
+        heap_key[i], heap_key[child] = heap_key[child], heap_key[i]
+        heap_index[i], heap_index[child] = heap_index[child], heap_index[i]
+        i = child
+
+
+@helper
+def _top_k(keys, n, k, heap_key, heap_index, top):
+    """The k largest of ``keys[:n]``, best first, into ``top[:k]`` (ties: the lower index first): a min-heap of
+    the best k so far, O(n + k log k) when most keys are below the heap's root, O(n log k) at worst."""
+    for i in range(k):
+        heap_key[i] = keys[i]
+        heap_index[i] = i
+    for i in range(k // 2 - 1, -1, -1):
+        _sift_down(heap_key, heap_index, k, i)
+    for i in range(k, n):
+        if _worse(heap_key[0], heap_index[0], keys[i], i):
+            heap_key[0] = keys[i]
+            heap_index[0] = i
+            _sift_down(heap_key, heap_index, k, 0)
+    for size in range(k, 0, -1):  # pop the worst to the back
+        top[size - 1] = heap_index[0]
+        heap_key[0] = heap_key[size - 1]
+        heap_index[0] = heap_index[size - 1]
+        _sift_down(heap_key, heap_index, size - 1, 0)
+
+
+# --------------------------------------------------------------------------------------------------
+# The estimate
+
+@helper
+def _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap):
+    """The key of the query's draws: a hash of the seed, the size, and, document by document in ``order``
+    (by score, descending), the label and the bits of ``s - s_max`` (a marker for documents more than
+    ``widest_gap`` below the top, whose relative scores narrowing may change). ``relative`` is scratch."""
+    n = hi - lo
+    for t in range(n):
+        relative[t] = scores[lo + order[t]] - top_score
+    bits = relative[:n].view(np.uint64)
+    key = splitmix64(splitmix64(np.uint64(seed)) ^ np.uint64(n))
+    for t in range(n):
+        key = splitmix64(key ^ np.uint64(np.int64(labels[lo + order[t]])))
+        key = splitmix64(key ^ (bits[t] if relative[t] > -widest_gap else _FAR))
+    return key
+
+
+@kernel
+def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discounts, top_k, n_samples,
+                     seed, linear_span, widest_gap, grad, hess):
+    """Negated PL-Rank-3 gradients and the curvature of the module's docstring (raw: no floor), times
+    ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for queries ``first <= q < end``."""
+    widest = 0
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    k_max = min(widest, top_k)
+    weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
+    keys = np.empty(widest)
+    relative = np.empty(widest)
+    position = np.empty(widest, dtype=np.int64)
+    g_sum = np.empty(widest)
+    h_sum = np.empty(widest)
+    top = np.empty(k_max, dtype=np.int64)
+    heap_key = np.empty(k_max)
+    heap_index = np.empty(k_max, dtype=np.int64)
+    z = np.empty(k_max + 1)  # Z_j (linear) or log Z_j; z[k] is the documents after the top k
+    w = np.empty(k_max + 1)  # sum of e^s rho over the same documents (linear) or its log
+    reward = np.empty(k_max + 1)  # G_j, reward[k] = 0
+    a1 = np.empty(k_max)
+    b1 = np.empty(k_max)
+    a2 = np.empty(k_max)
+    b2 = np.empty(k_max)
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if scale[q] == 0.0:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = 0.0
+            continue
+        k = min(n, top_k)
+        top_score = scores[lo]
+        bottom_score = scores[lo]
+        for i in range(lo, hi):
+            top_score = max(top_score, scores[i])
+            bottom_score = min(bottom_score, scores[i])
+        order = stable_argsort(scores[lo:hi])[::-1]  # the documents by score, descending: each one's stream
+        key = _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
+        linear = top_score - bottom_score <= linear_span
+        for i in range(n):
+            weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
+            position[i] = k  # k: after the top k
+            g_sum[i] = 0.0
+            h_sum[i] = 0.0
+        for p in range(n_samples):
+            for t in range(n):
+                i = order[t]
+                exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
+                keys[i] = weight[i] / exponential if linear else weight[i] - np.log(exponential)
+            _top_k(keys, n, k, heap_key, heap_index, top)
+            for j in range(k):
+                position[top[j]] = j
+            # the normalisers Z_j and the gain sums W_j, from the documents after the top k up
+            if linear:
+                rest = 0.0
+                rest_gain = 0.0
+                for i in range(n):
+                    if position[i] == k:
+                        rest += weight[i]
+                        rest_gain += weight[i] * gains[lo + i]
+                z[k] = rest
+                w[k] = rest_gain
+                for j in range(k - 1, -1, -1):
+                    z[j] = z[j + 1] + weight[top[j]]
+                    w[j] = w[j + 1] + weight[top[j]] * gains[lo + top[j]]
+            else:
+                rest_top = -np.inf
+                for i in range(n):
+                    if position[i] == k:
+                        rest_top = max(rest_top, weight[i])
+                z[k] = -np.inf
+                w[k] = -np.inf
+                if rest_top > -np.inf:
+                    total = 0.0
+                    total_gain = 0.0
+                    for i in range(n):
+                        if position[i] == k:
+                            e = np.exp(weight[i] - rest_top)
+                            total += e
+                            total_gain += e * gains[lo + i]
+                    z[k] = rest_top + np.log(total)
+                    if total_gain > 0.0:
+                        w[k] = rest_top + np.log(total_gain)
+                for j in range(k - 1, -1, -1):
+                    z[j] = logaddexp(z[j + 1], weight[top[j]])
+                    rho = gains[lo + top[j]]
+                    w[j] = logaddexp(w[j + 1], weight[top[j]] + np.log(rho)) if rho > 0.0 else w[j + 1]
+            reward[k] = 0.0
+            for j in range(k - 1, -1, -1):
+                reward[j] = reward[j + 1] + discounts[j] * gains[lo + top[j]]
+            for j in range(k):
+                # c_j = theta_j E_j[rho] + G_{j+1}: G_j with the placed document's gain at its expectation
+                mean_gain = w[j] / z[j] if linear else np.exp(w[j] - z[j])
+                c = discounts[j] * mean_gain + reward[j + 1]
+                a1[j] = discounts[j]
+                b1[j] = c
+                a2[j] = discounts[j]
+                b2[j] = c
+                if j > 0:
+                    ratio = z[j] / z[j - 1] if linear else np.exp(z[j] - z[j - 1])
+                    a1[j] += a1[j - 1] * ratio
+                    b1[j] += b1[j - 1] * ratio
+                    a2[j] += a2[j - 1] * ratio * ratio
+                    b2[j] += b2[j - 1] * ratio * ratio
+            for i in range(n):
+                r = position[i]
+                follow = 0.0
+                if r == k:
+                    r = k - 1  # outside the top k: in every context
+                else:
+                    follow = reward[r + 1]
+                x = weight[i] / z[r] if linear else np.exp(weight[i] - z[r])
+                rho = gains[lo + i]
+                g_sum[i] += follow + x * (rho * a1[r] - b1[r])
+                h_sum[i] += x * (rho * a1[r] + b1[r]) - x * x * (rho * a2[r] + b2[r])
+            for j in range(k):
+                position[top[j]] = k
+        factor = scale[q] / n_samples
+        for i in range(n):
+            grad[lo + i] = -factor * g_sum[i]
+            hess[lo + i] = max(factor * h_sum[i], 0.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# The objective
+
+class PLRank3State(NamedTuple):
+    """Per-dataset constants of :class:`PLRank3`: each document's gain, each query's scale (1 / ideal DCG@K
+    with ``normalize``, else 1; 0 for a query whose gains are all equal) and the discounts of positions 1..K."""
+
+    gains: np.ndarray
+    scale: np.ndarray
+    discounts: np.ndarray
+
+
+class PLRank3(RankingObjective):
+    """PL-Rank-3 (Oosterhuis 2022): the sampled gradient of the expected (N)DCG@K of the Plackett-Luce policy.
+
+    Oosterhuis, SIGIR 2021 and SIGIR 2022 (see the module docstring for the estimator, the curvature handed
+    to the engines as the hessian, and how the rankings are drawn).
+
+    Parameters
+    ----------
+    top_k : int or None, default 10
+        The cutoff K of DCG@K (the author's experiments used 5). None: the whole ranking.
+    n_samples : int, default 100
+        Rankings N drawn per query and call (the paper compares 10, 100 and 1000).
+    seed : int, default 0
+        Seed of the draws; with it, the query's labels and its current scores determine them.
+    gain : {"exp", "linear"}, default "exp"
+        A document's gain: ``2^y - 1`` or ``y``.
+    normalize : bool, default True
+        Divide each query's gradient and hessian by its ideal DCG@K (the gradient of the expected NDCG@K);
+        False: of the expected DCG@K.
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grad, hess = PLRank3(top_k=2).gradients(np.array([0.5, 0.0, -0.5]), np.array([2, 1, 0]), np.array([0, 3]))
+    >>> bool(grad[0] < 0 < grad[2]), bool((hess > 0).all())
+    (True, True)
+    """
+
+    name = "pl_rank3"
+    demo_runs = ("pl_rank3",)
+    #: a call costs about 16 ns per document and ranking on one thread (scripts/bench.py, kernels): n_samples is
+    #: searched up to 300 (about 5 ms per 1,000 documents and round), not the paper's 1000
+    search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
+                    "n_samples": {"low": 10, "high": 300, "log": True, "default": 100}}
+    _no_loss_reason = ("its gradient is a sampled estimate of the gradient of the expected (N)DCG@K of the "
+                       "Plackett-Luce policy, not the derivative of a loss it computes")
+    _non_default_examples = {"gain": "linear"}
+    #: queries whose scores span more are computed in log space (an attribute so that tests can force that path)
+    _linear_span = _LINEAR_SPAN
+
+    def __init__(self, *, top_k: int | None = 10, n_samples: int = 100, seed: int = 0, gain: str = "exp",
+                 normalize: bool = True, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        super().__init__(hessian_floor=hessian_floor)
+        if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
+            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
+        if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+        if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2 ** 63:
+            raise ValueError(f"seed must be a non-negative integer below 2**63, got {seed!r}")
+        if gain not in GAINS:
+            raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {gain!r}")
+        self.top_k = None if top_k is None else int(top_k)
+        self.n_samples = int(n_samples)
+        self.seed = int(seed)
+        self.gain = gain
+        self.normalize = bool(normalize)
+
+    def _prepare(self, data: QueryData) -> PLRank3State:
+        labels, offsets = data.labels, data.offsets
+        sizes = np.diff(offsets)
+        gains = np.exp2(labels) - 1.0 if self.gain == "exp" else labels.copy()
+        widest = int(sizes.max()) if sizes.size else 0
+        k = widest if self.top_k is None else min(self.top_k, widest)
+        discounts = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+        scale = np.zeros(sizes.size)
+        if gains.size:
+            starts = offsets[:-1][sizes > 0]
+            varies = np.zeros(sizes.size, dtype=bool)
+            varies[sizes > 0] = np.maximum.reduceat(gains, starts) > np.minimum.reduceat(gains, starts)
+            query = np.repeat(np.arange(sizes.size), sizes)
+            order = np.lexsort((-gains, query))  # by query, each query's gains descending
+            rank = np.arange(gains.size) - offsets[query]
+            kept = rank < k
+            ideal = np.bincount(query[kept], weights=gains[order][kept] * discounts[rank[kept]], minlength=sizes.size)
+            scale[varies] = 1.0 / ideal[varies] if self.normalize else 1.0
+        return PLRank3State(gains, scale, discounts)
+
+    def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
+        scores = np.ascontiguousarray(scores)
+        top_k = state.discounts.size if self.top_k is None else self.top_k
+        over_queries(_pl_rank3_kernel, data.offsets, scores, data.labels, state.gains, state.scale, data.offsets,
+                     state.discounts, top_k, self.n_samples, np.uint64(self.seed), float(self._linear_span),
+                     WIDEST_SCORE_GAP, grad, hess)
+        return None

@@ -1,0 +1,309 @@
+"""PLRank3 (PL-Rank-3, Oosterhuis SIGIR 2021/2022) against the exact gradient of the expected DCG@K of the
+Plackett-Luce policy, obtained by enumerating every ranking of small queries (itertools.permutations, mpmath)
+and central differences; its draws, parameters and training with both engines. The generic tests cover it as
+every registered objective (copies, threads, the hessian floor, zero sums, permutations, extreme scores)."""
+
+import itertools
+import math
+
+import lightgbm as lgb
+import mpmath
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from plboost import metrics
+from plboost._params import check_leaf_values
+from plboost.data import make_synthetic
+from plboost.objectives import PLRank3, get_objective
+
+
+# --------------------------------------------------------------------------------------------------
+# The reference: every ranking of a query, with its Plackett-Luce probability
+
+def _gain(label, gain):
+    return 2.0 ** label - 1.0 if gain == "exp" else float(label)
+
+
+def _top_rankings(scores, k):
+    """Every ordered choice of the top ``min(k, n)`` documents, with its Plackett-Luce probability (mpmath):
+    the product over positions of the document's weight over the weights of the documents not yet placed."""
+    n = len(scores)
+    weights = [mpmath.exp(s) for s in scores]
+    left = {}  # the normaliser of the documents not yet placed, by the set placed: summed afresh, not by
+    #            subtraction from the total (subtracting e^800 from it would cancel every smaller weight)
+    for top in itertools.permutations(range(n), min(k, n)):
+        probability = mpmath.mpf(1)
+        for j, d in enumerate(top):
+            placed = frozenset(top[:j])
+            if placed not in left:
+                left[placed] = mpmath.fsum(weights[e] for e in range(n) if e not in placed)
+            probability *= weights[d] / left[placed]
+        yield top, probability
+
+
+def _ideal_dcg(labels, k, gain):
+    best = sorted((_gain(y, gain) for y in labels), reverse=True)[:k]
+    return sum(g / math.log2(j + 2) for j, g in enumerate(best))
+
+
+def expected_dcg(scores, labels, k, gain="exp", normalize=True):
+    """E[DCG@k] (over the ideal DCG@k with ``normalize``) under the Plackett-Luce policy of ``scores``, by
+    enumeration: plain Python and mpmath, nothing of plboost's."""
+    discounts = [1 / mpmath.log(j + 2, 2) for j in range(k)]
+    total = mpmath.mpf(0)
+    for top, probability in _top_rankings(scores, k):
+        total += probability * mpmath.fsum(_gain(labels[d], gain) * discounts[j] for j, d in enumerate(top))
+    return total / _ideal_dcg(labels, k, gain) if normalize else total
+
+
+def expected_curvature(scores, labels, k, gain="exp", normalize=True):
+    """The expectation, over rankings, of the module's diagonal curvature: per document, the sum over the
+    contexts j <= r_d of pi_j(d) (1 - pi_j(d)) (theta_j rho_d + G_j)."""
+    n = len(scores)
+    k = min(k, n)
+    weights = [mpmath.exp(s) for s in scores]
+    rho = [_gain(y, gain) for y in labels]
+    theta = [1 / mpmath.log(j + 2, 2) for j in range(k)]
+    result = [mpmath.mpf(0)] * n
+    for top, probability in _top_rankings(scores, k):
+        reward = [mpmath.fsum(theta[x] * rho[top[x]] for x in range(j, k)) for j in range(k)]
+        for d in range(n):
+            last = top.index(d) if d in top else k - 1
+            for j in range(last + 1):
+                pi = weights[d] / mpmath.fsum(weights[e] for e in range(n) if e not in top[:j])
+                result[d] += probability * pi * (1 - pi) * (theta[j] * rho[d] + reward[j])
+    scale = 1 / _ideal_dcg(labels, k, gain) if normalize else 1
+    return np.array([float(h * scale) for h in result])
+
+
+def exact_gradient(central_differences, scores, labels, k, gain="exp", normalize=True):
+    """-d E[(N)DCG@k] / ds: central differences of the exact expectation (the sign the engines minimise)."""
+    grad, _, _ = central_differences(lambda s: -expected_dcg(s, labels, k, gain, normalize), scores, digits=40)
+    return grad
+
+
+def test_the_reference_is_the_closed_form_of_two_documents(central_differences):
+    """Two documents, K = 1: E[DCG@1] = sigma(s_0 - s_1) rho_0 + (1 - sigma) rho_1, so its gradient in s_0
+    is sigma (1 - sigma) (rho_0 - rho_1)."""
+    scores, labels = [0.7, -0.4], [2, 1]
+    sigma = 1 / (1 + math.exp(-1.1))
+    expected = sigma * (1 - sigma) * (3 - 1) / 3  # over the ideal DCG@1 = 3
+    np.testing.assert_allclose(exact_gradient(central_differences, scores, labels, 1), [-expected, expected],
+                               rtol=1e-9)
+
+
+# --------------------------------------------------------------------------------------------------
+# The estimator's mean is the exact gradient
+
+#: queries of 2 to 6 documents: tied labels, a score range of 1,600 (log-space path), tied scores
+QUERIES = [
+    ([0.7, -0.4], [1, 0]),
+    ([3.0, -2.0, 0.5, -4.0], [2, 2, 0, 1]),
+    ([0.0, 0.0, 1.5, -1.0, 0.3], [0, 1, 0, 3, 1]),
+    ([0.0, -800.0, -801.0, -1.0, -799.5, 800.0], [2, 0, 1, 1, 2, 0]),
+    ([2.0, 1.0, 0.0, -1.0, -2.0, -3.0], [0, 0, 1, 0, 2, 1]),
+]
+CONFIGURATIONS = [
+    {"top_k": 1}, {"top_k": 2}, {"top_k": 4, "gain": "linear", "normalize": False}, {"top_k": 10},
+]
+N_SEEDS = 2000
+
+
+def _flat(queries):
+    scores = np.concatenate([np.array(s, dtype=float) for s, _ in queries])
+    labels = np.concatenate([np.array(y, dtype=float) for _, y in queries])
+    offsets = np.r_[0, np.cumsum([len(y) for _, y in queries])]
+    return scores, labels, offsets
+
+
+def _wrong_cutoff(k):
+    """A cutoff other than ``k`` whose exact gradient differs from k's on QUERIES (at most 6 documents: a
+    cutoff above 6 is the whole ranking)."""
+    return 2 if k == 1 else min(k, 6) - 1
+
+
+@pytest.mark.parametrize("params", CONFIGURATIONS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_the_mean_of_estimates_is_the_exact_gradient(central_differences, params):
+    """Per document, the mean of N_SEEDS estimates (40 rankings each) is within 3 standard errors (of the mean,
+    across seeds) of the exact gradient, and the mean curvature within 3 of its exact expectation.
+
+    The comparison has power: per query, the largest standard error is at most 10% of the largest exact gradient,
+    and the exact gradient of a wrong cutoff (K - 1, or 2 for K = 1) is rejected by the same criterion."""
+    scores, labels, offsets = _flat(QUERIES)
+    k, gain, normalize = params["top_k"], params.get("gain", "exp"), params.get("normalize", True)
+    estimates = np.array([PLRank3(seed=seed, n_samples=40, hessian_floor=0.0, **params).gradients(
+        scores, labels, offsets) for seed in range(N_SEEDS)])
+    grads, hessians = estimates[:, 0].astype(float), estimates[:, 1].astype(float)
+    exact = np.concatenate([exact_gradient(central_differences, s, y, k, gain, normalize) for s, y in QUERIES])
+    curvature = np.concatenate([expected_curvature(s, y, k, gain, normalize) for s, y in QUERIES])
+    for values, target, what in ((grads, exact, "gradient"), (hessians, curvature, "curvature")):
+        mean = values.mean(axis=0)
+        error = values.std(axis=0, ddof=1) / math.sqrt(N_SEEDS)
+        slack = 1e-6 * np.abs(target) + 1e-9  # float32 outputs: an estimate without variance has an SE of 0
+        z = (mean - target) / (error + slack)
+        assert np.all(np.abs(mean - target) <= 3 * error + slack), f"{what}: {z.round(1)} standard errors off"
+        for lo, hi in itertools.pairwise(offsets):
+            assert error[lo:hi].max() <= 0.1 * np.abs(target[lo:hi]).max(), (what, lo, error[lo:hi], target[lo:hi])
+    assert np.all(hessians >= 0)
+    wrong = np.concatenate([exact_gradient(central_differences, s, y, _wrong_cutoff(k), gain, normalize)
+                            for s, y in QUERIES])
+    mean, error = grads.mean(axis=0), grads.std(axis=0, ddof=1) / math.sqrt(N_SEEDS)
+    assert np.any(np.abs(mean - wrong) > 3 * error + 1e-6 * np.abs(wrong) + 1e-9), "a wrong cutoff passes too"
+
+
+def test_with_one_position_every_estimate_is_the_exact_gradient(central_differences):
+    """K = 1: the estimate is pi(d) (rho_d - E[rho]) whatever the ranking (c_1 is the expected gain and G_2 = 0),
+    which is the exact gradient: a single ranking gives it, whatever the seed."""
+    scores, labels, offsets = _flat(QUERIES)
+    exact = np.concatenate([exact_gradient(central_differences, s, y, 1) for s, y in QUERIES])
+    for seed in range(5):
+        grad, _ = PLRank3(top_k=1, n_samples=1, seed=seed).gradients(scores, labels, offsets)
+        np.testing.assert_allclose(grad, exact, rtol=1e-6, atol=1e-9)
+
+
+def test_every_sample_sums_to_zero_and_curvatures_are_positive():
+    """One ranking per call, many seeds: each query's gradients sum to 0 (to float32 rounding), as the exact
+    gradient does; the raw curvatures (no floor) are >= 0 and their mean is > 0 for every document of a query
+    of moderate scores; the engines get at least the floor."""
+    scores, labels, offsets = _flat(QUERIES)
+    raw = np.array([PLRank3(top_k=3, n_samples=1, seed=seed, hessian_floor=0.0).gradients(scores, labels, offsets)
+                    for seed in range(200)]).astype(float)
+    sums = np.add.reduceat(raw[:, 0], offsets[:-1], axis=1)
+    scale = np.add.reduceat(np.abs(raw[:, 0]), offsets[:-1], axis=1)
+    assert np.all(np.abs(sums) <= 1e-6 * scale + 1e-12) and np.all(scale[:, [1, 2, 4]] > 0)
+    assert np.all(raw[:, 1] >= 0)
+    moderate = np.r_[offsets[1]:offsets[3], offsets[4]:offsets[5]]  # queries 2, 3 and 5
+    assert np.all(raw[:, 1, moderate].mean(axis=0) > 0)
+    _, floored = PLRank3(top_k=3, n_samples=1, hessian_floor=1e-3).gradients(scores, labels, offsets)
+    assert np.all(floored >= np.float32(1e-3)) and np.any(floored > np.float32(1e-3))
+
+
+def test_the_log_space_path_gives_the_linear_paths_results():
+    """Queries of a narrow score range are computed in linear space; forced into log space they draw the same
+    rankings and get the same gradients up to rounding."""
+    data = make_synthetic(n_queries=30, n_features=1, docs_per_query=(1, 40), seed=2)
+    scores = np.random.default_rng(3).normal(scale=3.0, size=data.n_docs)
+    linear = PLRank3(top_k=5, n_samples=20).gradients(scores, data.labels, data.offsets)
+    logspace = PLRank3(top_k=5, n_samples=20)
+    logspace._linear_span = -1.0
+    logged = logspace.gradients(scores, data.labels, data.offsets)
+    np.testing.assert_allclose(logged[0], linear[0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(logged[1], linear[1], rtol=1e-5, atol=1e-7)
+    assert np.abs(linear[0]).max() > 1e-3
+
+
+def test_normalize_divides_by_the_ideal_dcg():
+    scores, labels, offsets = _flat(QUERIES)
+    dcg = PLRank3(normalize=False, top_k=3, hessian_floor=0.0).gradients(scores, labels, offsets)
+    ndcg = PLRank3(top_k=3, hessian_floor=0.0).gradients(scores, labels, offsets)
+    ideal = np.repeat([_ideal_dcg(y, 3, "exp") for _, y in QUERIES], np.diff(offsets))
+    np.testing.assert_allclose(ndcg[0], dcg[0] / ideal, rtol=1e-6)
+    np.testing.assert_allclose(ndcg[1], dcg[1] / ideal, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# Draws
+
+def test_draws_follow_the_seed_and_the_scores_and_nothing_else():
+    """A call is a function of (scores, labels, offsets, parameters): the same call twice, a copy, a query's
+    position among others give the same result; another seed or other scores (a round later) draw anew."""
+    scores, labels, offsets = _flat(QUERIES)
+    obj = PLRank3(top_k=3, n_samples=5)
+    first = obj.gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(obj.gradients(scores, labels, offsets)[0], first[0])
+    assert not np.array_equal(PLRank3(top_k=3, n_samples=5, seed=1).gradients(scores, labels, offsets)[0], first[0])
+    shifted = scores + 1e-9
+    assert not np.array_equal(obj.gradients(shifted, labels, offsets)[0], first[0])
+    reversed_queries = _flat(QUERIES[::-1])
+    grad = obj.gradients(*reversed_queries)[0]
+    sizes = np.diff(offsets)
+    pieces = np.split(grad, np.cumsum(sizes[::-1])[:-1])[::-1]
+    np.testing.assert_array_equal(np.concatenate(pieces), first[0])
+
+
+def test_draws_follow_the_documents_not_their_input_order():
+    """Each document's draws are indexed by its place in score order: shuffling a query's documents (distinct
+    scores, tied labels) shuffles the outputs with them, bit for bit."""
+    data = make_synthetic(n_queries=20, n_features=1, docs_per_query=(2, 30), seed=4)
+    scores = np.random.default_rng(5).normal(size=data.n_docs)
+    order = np.concatenate([lo + np.random.default_rng(lo).permutation(hi - lo)
+                            for lo, hi in itertools.pairwise(data.offsets)])
+    assert len(np.unique(data.labels)) < 6  # tied labels
+    obj = PLRank3(top_k=5, n_samples=7)
+    grad, hess = obj.gradients(scores, data.labels, data.offsets)
+    moved_grad, moved_hess = obj.gradients(scores[order], data.labels[order], data.offsets)
+    np.testing.assert_array_equal(moved_grad, grad[order])
+    np.testing.assert_array_equal(moved_hess, hess[order])
+
+
+def test_queries_without_ranking_information_get_zero_gradients():
+    """One document, labels all equal (relevant or not): the expected DCG does not depend on the scores, so the
+    gradient is exactly 0 (not a noisy estimate of it) and the hessian the floor; a query beside them is not."""
+    scores = np.array([0.3, 1.0, -2.0, 0.5, 0.2, 0.0, 4.0, 1.0, 0.0])
+    labels = np.array([2.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0])
+    offsets = np.array([0, 1, 4, 6, 7, 9])
+    grad, hess = PLRank3(hessian_floor=1e-4).gradients(scores, labels, offsets)
+    assert np.all(grad[:7] == 0.0) and np.all(hess[:7] == np.float32(1e-4))
+    assert np.all(grad[7:] != 0.0) and grad[7] < 0 < grad[8]
+
+
+@pytest.mark.parametrize(("arguments", "name"), [
+    ({"top_k": 0}, "top_k"), ({"top_k": 2.5}, "top_k"), ({"top_k": True}, "top_k"), ({"n_samples": 0}, "n_samples"),
+    ({"n_samples": 1.5}, "n_samples"), ({"n_samples": False}, "n_samples"), ({"seed": -1}, "seed"),
+    ({"seed": 2 ** 63}, "seed"), ({"gain": "log"}, "gain"), ({"hessian_floor": -1.0}, "hessian_floor"),
+])
+def test_bad_parameters_are_refused_naming_the_argument(arguments, name):
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        PLRank3(**arguments)
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        PLRank3().set_params(**arguments)
+
+
+def test_exact_newton_leaves_are_refused_and_losses_explain_why():
+    with pytest.raises(ValueError, match="exact leaf values are defined for PLRank .*not pl_rank3"):
+        check_leaf_values("exact", "lightgbm", PLRank3())
+    with pytest.raises(NotImplementedError, match="PLRank3 has no loss: its gradient is a sampled estimate"):
+        PLRank3().losses(np.zeros(2), np.array([1.0, 0.0]), np.array([0, 2]))
+    assert get_objective("pl_rank3", top_k=5) == PLRank3(top_k=5)
+
+
+# --------------------------------------------------------------------------------------------------
+# Training
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return make_synthetic(n_queries=120, n_features=8, docs_per_query=(5, 60), seed=5)
+
+
+def _ndcg(scores, data):
+    return metrics.ndcg(scores, data.labels, offsets=data.offsets, k=10)
+
+
+@pytest.mark.engine
+def test_lightgbm_trains_and_ndcg_improves_over_the_first_round(synthetic):
+    params = {"objective": PLRank3(n_samples=20), "learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 10,
+              "verbosity": -1, "num_threads": 1, "seed": 1}
+    def train():
+        dataset = lgb.Dataset(synthetic.X, synthetic.labels, group=np.diff(synthetic.offsets))
+        return lgb.train(params, dataset, num_boost_round=30)
+
+    booster = train()
+    first = _ndcg(booster.predict(synthetic.X, raw_score=True, num_iteration=1), synthetic)
+    last = _ndcg(booster.predict(synthetic.X, raw_score=True), synthetic)
+    assert last > first + 0.03, (first, last)
+    assert train().model_to_string() == booster.model_to_string()  # the same seed, the same model
+
+
+@pytest.mark.engine
+def test_xgboost_trains_and_ndcg_improves_over_the_first_round(synthetic):
+    matrix = xgb.DMatrix(synthetic.X, synthetic.labels)
+    matrix.set_group(np.diff(synthetic.offsets))
+    params = {"tree_method": "hist", "max_depth": 4, "eta": 0.1, "nthread": 1, "seed": 1}
+    booster = xgb.train(params, matrix, num_boost_round=30, obj=PLRank3(n_samples=20))
+    first = _ndcg(booster.predict(matrix, output_margin=True, iteration_range=(0, 1)), synthetic)
+    last = _ndcg(booster.predict(matrix, output_margin=True), synthetic)
+    assert last > first + 0.03, (first, last)
+    again = xgb.train(params, matrix, num_boost_round=30, obj=PLRank3(n_samples=20))
+    np.testing.assert_array_equal(again.predict(matrix, output_margin=True),
+                                  booster.predict(matrix, output_margin=True))
