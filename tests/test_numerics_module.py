@@ -1,4 +1,5 @@
-"""plboost._numerics: the vectorisable exponential against NumPy's."""
+"""plboost._numerics (tests/objectives/test_numerics.py holds the objectives at the edges of floating point): the
+vectorisable exponential against NumPy's."""
 
 import numpy as np
 
