@@ -141,9 +141,9 @@ def test_explicit_position_weights_fix_top_k():
     names = [d.name for d in search_space(parse_run(f"pa_listmle,position_weights={ten}", RunSpec())).dimensions]
     assert "top_k" not in names and "position_weights" not in names and "n_permutations" in names
     space = search_space(parse_run("pa_listmle,position_weights=dcg", RunSpec()))
-    assert [d.name for d in space.objective] == ["top_k", "n_permutations"]
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "stop_at_lowest_grade"]
     space = search_space(parse_run("pa_listmle", RunSpec()))
-    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "position_weights"]
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "position_weights", "stop_at_lowest_grade"]
     tuned = apply_params(parse_run("pa_listmle", RunSpec()), space, {"top_k": None, "position_weights": "dcg"})
     assert tuned.objective_params == {"top_k": None, "position_weights": "dcg"}
 
@@ -157,7 +157,7 @@ def test_a_search_with_explicit_position_weights_fails_no_trial(folds):
 
 
 def test_exact_leaves_are_searched_without_bagging(folds):
-    spec = parse_run("plrank", DEFAULTS)
+    spec = parse_run("plrank,stop_at_lowest_grade=false", DEFAULTS)  # fixed, so that the 12 seeded trials draw both leaf values
     result = compare([spec], find_layout(folds), tune=Tuning(12, seed=1))
     params = [json.loads(row["params"]) for row in result.tuning_rows]
     assert {p["leaf_values"] for p in params} == {"diagonal", "exact"}  # both drawn in 12 trials

@@ -117,6 +117,8 @@ class PositionAwareListMLE(PLRank):
         or the ``top_k`` non-negative weights themselves (all 1: PLRank).
     skip_uniform_queries : bool, default True
         Give queries whose labels are all equal zero gradients (they carry no ranking information).
+    stop_at_lowest_grade : bool, default False
+        End each permutation's loss before the query's lowest grade (see :class:`PLRank`).
     compress_contexts : bool, default True
         Store contexts shared by several permutations once (same results, less work).
     hessian_floor : float, default 1e-6
@@ -141,15 +143,17 @@ class PositionAwareListMLE(PLRank):
     #: a configuration that gives them fixes top_k (:meth:`search_fixed_by`)
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
-                    "position_weights": {"choices": POSITION_WEIGHTS, "default": "paper"}}
+                    "position_weights": {"choices": POSITION_WEIGHTS, "default": "paper"},
+                    "stop_at_lowest_grade": {"choices": (False, True), "default": False}}
     _non_default_examples = {"position_weights": "dcg"}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  position_weights: str | Sequence[float] = "paper", skip_uniform_queries: bool = True,
-                 compress_contexts: bool = True, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+                 stop_at_lowest_grade: bool = False, compress_contexts: bool = True,
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(top_k=top_k, n_permutations=n_permutations, seed=seed,
-                         skip_uniform_queries=skip_uniform_queries, compress_contexts=compress_contexts,
-                         hessian_floor=hessian_floor)
+                         skip_uniform_queries=skip_uniform_queries, stop_at_lowest_grade=stop_at_lowest_grade,
+                         compress_contexts=compress_contexts, hessian_floor=hessian_floor)
         self.position_weights = _checked_weights(position_weights, self.top_k)
 
     @classmethod

@@ -70,6 +70,47 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
                                  rel=1e-12, abs=1e-9)
 
 
+@pytest.mark.parametrize("n, top_k, n_perm, scale", [(2, 1, 2, 1.0), (5, 3, 2, 10.0), (7, 10, 3, 1.0),
+                                                      (12, 5, 3, 1e4), (20, 10, 1, 3.0), (33, None, 2, 1.0)])
+def test_stopping_at_the_lowest_grade_matches_finite_differences_and_orders_no_lowest_document(
+        n, top_k, n_perm, scale, central_differences):
+    rng = np.random.default_rng([n, n_perm, int(scale), 1])
+    scores, labels = random_query(rng, n, scale)
+    labels[0] = labels.max() + 1
+    labels[-1] = labels.min()  # a lowest grade with a document, whatever else was drawn
+    obj = PLRank(top_k=top_k, n_permutations=n_perm, seed=7, stop_at_lowest_grade=True)
+    offsets = np.array([0, n])
+    grad, hess = obj.gradients(scores, labels, offsets)
+    tops = tops_of(obj.state(labels, offsets), 0, n_perm)
+    above = int(np.sum(labels > labels.min()))
+    assert all(len(top) == min(top_k or n, above) for top in tops)
+    assert all(labels[doc] > labels.min() for top in tops for doc in top)
+    fd_grad, fd_hess, _ = central_differences(lambda s: reference_loss(s, tops), scores, STEP, DIGITS)
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hess, np.maximum(fd_hess, obj.hessian_floor), rtol=1e-5, atol=1e-6)
+
+
+def test_stopping_at_the_lowest_grade_is_plrank_with_each_querys_own_k():
+    """The same permutations (keyed by the seed and the query's labels), cut at k_q = min(K, documents above
+    the lowest grade): each query's gradients are bit for bit those of PLRank(top_k=k_q) on that query."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 40, size=60)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    labels = (rng.random(offsets[-1]) < 0.15) * rng.integers(1, 4, size=offsets[-1]).astype(float)
+    scores = rng.normal(size=offsets[-1])
+    grad, hess = PLRank(top_k=10, n_permutations=3, stop_at_lowest_grade=True).gradients(scores, labels, offsets)
+    for q in range(sizes.size):
+        lo, hi = offsets[q], offsets[q + 1]
+        above = int(np.sum(labels[lo:hi] > labels[lo:hi].min()))
+        if above == 0:
+            assert np.all(grad[lo:hi] == 0)
+            continue
+        own_grad, own_hess = PLRank(top_k=min(10, above), n_permutations=3).gradients(
+            scores[lo:hi], labels[lo:hi], np.array([0, hi - lo]))
+        np.testing.assert_array_equal(grad[lo:hi], own_grad)
+        np.testing.assert_array_equal(hess[lo:hi], own_hess)
+
+
 @mpmath.workdps(DIGITS)
 def leaf_curvature_by_finite_differences(scores, top_lists, members, step=STEP):
     """Second central difference of the reference loss along the indicator of ``members``."""
