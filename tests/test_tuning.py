@@ -157,7 +157,8 @@ def test_a_search_with_explicit_position_weights_fails_no_trial(folds):
 
 
 def test_exact_leaves_are_searched_without_bagging(folds):
-    spec = parse_run("plrank,stop_at_lowest_grade=false", DEFAULTS)  # fixed, so that the 12 seeded trials draw both leaf values
+    # stop_at_lowest_grade fixed, so that the 12 seeded trials draw both leaf values
+    spec = parse_run("plrank,stop_at_lowest_grade=false", DEFAULTS)
     result = compare([spec], find_layout(folds), tune=Tuning(12, seed=1))
     params = [json.loads(row["params"]) for row in result.tuning_rows]
     assert {p["leaf_values"] for p in params} == {"diagonal", "exact"}  # both drawn in 12 trials
