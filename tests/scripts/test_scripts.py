@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import numpy as np
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,22 @@ def test_run_mslr_on_the_mslr_slice(shared_data, tmp_path):
     assert "single layout, 1 split(s) x 3 configurations" in out
     table = [line for line in out.splitlines() if line.startswith("| plrank")]
     assert len(table) == 1 and "0." in table[0]
+
+
+def test_hold_out_validation_splits_training_queries_and_keeps_the_test_file(shared_data, tmp_path):
+    from plboost.data import load_svmlight
+    from plboost.data.layouts import find_layout
+
+    out = tmp_path / "example"
+    printed = run_script("hold_out_validation.py", str(shared_data / "lightgbm_lambdarank"), str(out))
+    assert "train.txt 151 queries, vali.txt 50 queries" in printed
+    split = find_layout(out).splits[0]
+    train, valid, test = (load_svmlight(path, n_features=300, cache=False)
+                          for path in (split.train, split.valid, split.test))
+    original = load_svmlight(shared_data / "lightgbm_lambdarank" / "rank.test.gz", n_features=300, cache=False)
+    np.testing.assert_array_equal(test.X, original.X)
+    np.testing.assert_array_equal(test.labels, original.labels)
+    assert train.n_docs + valid.n_docs == 3005 and not set(train.qids) & set(valid.qids)
+    refused = subprocess.run([sys.executable, str(SCRIPTS / "hold_out_validation.py"),
+                              str(shared_data / "lightgbm_lambdarank"), str(out)], capture_output=True, text=True)
+    assert refused.returncode == 2 and "exists" in refused.stderr
