@@ -2,9 +2,9 @@
 
 import subprocess
 import sys
-import numpy as np
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
