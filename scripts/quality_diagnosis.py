@@ -31,7 +31,8 @@ import lightgbm as lgb
 import numpy as np
 
 from plboost import metrics
-from plboost.data import load_svmlight
+from plboost.data.layouts import find_layout
+from plboost.data.splits import load_splits
 from plboost.objectives import PLRank, UMart
 
 GROUPS = ((1, 1), (2, 2), (3, 5), (6, 10**9))
@@ -83,24 +84,24 @@ def cosine(a, b) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("root", type=Path, help="a LETOR folder of Fold1..Fold5 (train/vali/test.txt[.gz])")
-    parser.add_argument("--folds", nargs="+", default=[f"Fold{i}" for i in range(1, 6)])
+    parser.add_argument("root", type=Path, help="a benchmark directory with validation files (plboost compare's "
+                                                "layouts: LETOR folds, or one train/vali/test triple)")
+    parser.add_argument("--folds", nargs="+", help="the splits to use (default: all)")
     parser.add_argument("--rounds", type=int, default=500)
     args = parser.parse_args(argv)
-
-    def file(fold: str, part: str) -> Path:
-        found = sorted((args.root / fold).glob(f"{part}.txt*"))
-        if not found:
-            raise SystemExit(f"quality_diagnosis.py: no {part}.txt or {part}.txt.gz in {args.root / fold}")
-        return found[0]
+    splits = [split for split in find_layout(args.root).splits if not args.folds or split.name in args.folds]
+    if not splits or any(split.valid is None for split in splits):
+        parser.error(f"{args.root}: no split{' named ' + ', '.join(args.folds) if args.folds else ''} with a "
+                     "validation file (scripts/hold_out_validation.py makes one)")
 
     plrank = PLRank(top_k=10)
     lambda_gradients = UMart(window=1, lightgbm_arithmetic=True)
     rows = {group: {"ndcg_lr": [], "ndcg_pl": [], "loss_rel": [], "loss_irr": [], "tie_norm": [], "cos": [],
                     "cos_without_ties": [], "norm_ratio": [], "k_irr": []} for group in GROUPS}
     largest_gap = 0.0
-    for fold in args.folds:
-        train_data, valid_data, test_data = (load_svmlight(file(fold, part)) for part in ("train", "vali", "test"))
+    for split in splits:
+        fold = split.name
+        train_data, valid_data, test_data = load_splits(split.train, split.valid, split.test)
         models = {name: train(objective, train_data, valid_data, args.rounds)
                   for name, objective in (("lambdarank", "lambdarank"), ("plrank", PLRank(top_k=10)))}
         test_ndcg = {name: metrics.ndcg(model.predict(test_data.X, num_iteration=model.best_iteration),
@@ -135,12 +136,15 @@ def main(argv=None) -> int:
                 row["cos_without_ties"].append(cosine(g_pl - tie_gradient, g_lr))
                 row["norm_ratio"].append(np.linalg.norm(g_pl) / max(np.linalg.norm(g_lr), 1e-300))
 
-    print(f"# PLRank(top_k=10) against lambdarank, {args.root.name}, {', '.join(args.folds)}\n")
+    print(f"# PLRank(top_k=10) against lambdarank, {args.root.name}, {', '.join(s.name for s in splits)}\n")
     print(f"Loss split check: the two parts add up to the kernel's loss within {largest_gap:.1e}.\n")
     print("| relevant documents | test queries | lambdarank NDCG@10 | PLRank NDCG@10 | difference |")
     print("|---|---|---|---|---|")
     for group, row in rows.items():
         lr, pl = np.array(row["ndcg_lr"]), np.array(row["ndcg_pl"])
+        if lr.size == 0:
+            print(f"| {group_name(*group)} | 0 | | | |")
+            continue
         print(f"| {group_name(*group)} | {lr.size} | {lr.mean():.4f} | {pl.mean():.4f} "
               f"| {pl.mean() - lr.mean():+.4f} |")
     print("\nAt the lambdarank model's training scores, medians over training queries:\n")
@@ -150,6 +154,9 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     for group, row in rows.items():
         loss_rel, loss_irr = np.array(row["loss_rel"]), np.array(row["loss_irr"])
+        if loss_rel.size == 0:
+            print(f"| {group_name(*group)} | 0 | | | | | | |")
+            continue
         share = loss_irr.sum() / (loss_rel.sum() + loss_irr.sum())
         print(f"| {group_name(*group)} | {loss_rel.size} | {np.median(row['k_irr']):.0f} | {share:.0%} "
               f"| {np.median(row['tie_norm']):.2f} | {np.nanmedian(row['cos']):.2f} "

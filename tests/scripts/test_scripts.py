@@ -148,3 +148,11 @@ def test_hold_out_validation_splits_training_queries_and_keeps_the_test_file(sha
     refused = subprocess.run([sys.executable, str(SCRIPTS / "hold_out_validation.py"),
                               str(shared_data / "lightgbm_lambdarank"), str(out)], capture_output=True, text=True)
     assert refused.returncode == 2 and "exists" in refused.stderr
+
+
+def test_quality_diagnosis_splits_plranks_loss_and_adds_it_up(shared_data, tmp_path):
+    run_script("hold_out_validation.py", str(shared_data / "lightgbm_lambdarank"), str(tmp_path / "example"))
+    out = run_script("quality_diagnosis.py", str(tmp_path / "example"), "--rounds", "5")
+    gap = float(out.split("kernel's loss within ")[1].split(".\n")[0])
+    assert gap < 1e-9  # the loss split into relevant and irrelevant positions adds up to the kernel's loss
+    assert "| 6+ | 137 | 0 |" in out  # training queries with six relevant documents or more, none at K = 10
