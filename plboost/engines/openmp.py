@@ -4,10 +4,11 @@ LightGBM and XGBoost run every parallel region on OpenMP (GNU libgomp in their L
 that waits at a barrier, or for the next region, spins up to 300,000 iterations before it sleeps (its default;
 ``GOMP_SPINCOUNT``). On a quiet machine that is what makes many short regions fast. When the cores are shared
 with any other busy process, a spinning thread burns the time slices its team mates need: on 2 cores with one
-competing process, 20 rounds of LightGBM's lambdarank on 96K documents took 1.7-11.8 s against 0.5 s quiet
-(docs/benchmarks.md). ``OMP_WAIT_POLICY=PASSIVE`` (never spin) avoids that, but makes a quiet machine 30% slower
-on that data and 3.5 times slower on MQ2008-sized data, where each region is short and waking a sleeping thread
-costs more than the region. A spin count of 1,000 keeps the quiet speed and ends the pathological cases.
+competing process, 20 rounds of LightGBM's lambdarank on 96K documents took 1.7-2.0 s against 0.55 s quiet, and
+once 11.8 s (docs/benchmarks.md). ``OMP_WAIT_POLICY=PASSIVE`` (never spin) avoids that, but makes a quiet machine
+22-31% slower on that data and 5-6 times slower on 5K documents, where each region is short and waking a sleeping
+thread costs more than the region. A spin count of 1,000 keeps the quiet speed and brought the busy runs to
+2.1-2.35 times their quiet time on that data; on the README's ``compare`` it changes nothing measurable.
 
 libgomp reads these variables once, when it is loaded (when ``lightgbm`` or ``xgboost`` is imported), so they
 can only be set before. The ``plboost`` command does it (:func:`limit_spinning`) unless the user set either
