@@ -35,7 +35,10 @@ def main(argv=None) -> int:
         parser.error(f"--fraction must be between 0 and 1, got {args.fraction}")
     if args.out.exists():
         parser.error(f"{args.out} exists: give a new directory (nothing is overwritten)")
-    splits = find_layout(args.source).splits
+    try:
+        splits = find_layout(args.source).splits
+    except (FileNotFoundError, ValueError) as error:
+        parser.error(str(error))
     if len(splits) != 1 or splits[0].valid is not None:
         parser.error(f"{args.source}: expected one training and one test file and no validation file, "
                      f"found {len(splits)} split(s)" + (" with validation" if splits and splits[0].valid else ""))

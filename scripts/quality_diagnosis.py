@@ -89,7 +89,11 @@ def main(argv=None) -> int:
     parser.add_argument("--folds", nargs="+", help="the splits to use (default: all)")
     parser.add_argument("--rounds", type=int, default=500)
     args = parser.parse_args(argv)
-    splits = [split for split in find_layout(args.root).splits if not args.folds or split.name in args.folds]
+    try:
+        layout = find_layout(args.root)
+    except (FileNotFoundError, ValueError) as error:
+        parser.error(str(error))
+    splits = [split for split in layout.splits if not args.folds or split.name in args.folds]
     if not splits or any(split.valid is None for split in splits):
         parser.error(f"{args.root}: no split{' named ' + ', '.join(args.folds) if args.folds else ''} with a "
                      "validation file (scripts/hold_out_validation.py makes one)")
