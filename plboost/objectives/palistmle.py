@@ -4,7 +4,10 @@ Lan, Zhu, Guo, Niu and Cheng, "Position-Aware ListMLE: A Sequential Learning Pro
 (p-ListMLE). ListMLE's likelihood treats every step of the Plackett-Luce process alike, so an error at the
 top of the list costs what one at the bottom does; the paper views ranking as a sequence of steps (choose
 the best document, then the best of the rest, ...) and scalarises the steps' losses with weights that
-decrease with the position, which makes the surrogate consistent with NDCG where ListMLE's is not.
+decrease with the position. Its abstract says its theory shows p-ListMLE "better than ListMLE in statistical
+consistency with respect to" NDCG; the theorem's exact conditions on the weights could not be consulted for
+this implementation (only the abstract was at hand), so nothing here claims that any weighting below is
+consistent with NDCG.
 
 The ground-truth permutations are PLRank's (:mod:`plboost.objectives.plrank`): M per query, ties among equal
 labels broken at random, truncated to the top K. With weights ``w_1 >= w_2 >= ... >= 0`` the loss of a
@@ -30,12 +33,13 @@ weight and is still computed once.
 
 The weights (``position_weights``):
 
-``"paper"`` (the default)
+``"exponential"`` (the default)
     ``w_j = (2^{n-j} - 1) / (2^{n-1} - 1)`` for a query of n documents (1 for a single document, whose one
     term is 0 anyway): the weights ``2^{n-j} - 1`` that TF-Ranking's ``create_p_list_mle_lambda_weight``
     (and sentence-transformers' ``PListMLELoss``) implement as the paper's, divided by their first. The
     paper's own text could not be consulted for this implementation: the exponential form is taken from
-    those implementations, which cite the paper for it. They apply it to lists padded to one common size;
+    those implementations, which cite the paper for it, and is named for what it is. ``"paper"``, its
+    former name, is still accepted with a DeprecationWarning. They apply it to lists padded to one common size;
     here queries have different sizes, and the raw ``2^{n-1}`` would make a query of 60 documents weigh 2^50
     times one of 10 (and overflow float32 gradients beyond 128 documents), so each query's weights are
     scaled to give its first position the weight 1, as in PLRank. In practice ``w_j ~ 2^{1-j}``: each
@@ -52,6 +56,7 @@ unweighted curvature.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -60,19 +65,26 @@ from ._base import DEFAULT_HESSIAN_FLOOR
 from .plrank import PLRank
 
 #: the named weightings of ``position_weights``
-POSITION_WEIGHTS = ("paper", "dcg")
+POSITION_WEIGHTS = ("exponential", "dcg")
+#: former names of the named weightings
+_RENAMED_WEIGHTS = {"paper": "exponential"}
 
 
 def _checked_weights(position_weights, top_k):
     """``position_weights`` as the objective stores it: a name of ``POSITION_WEIGHTS`` or a tuple of floats."""
     if isinstance(position_weights, str):
+        if position_weights in _RENAMED_WEIGHTS:
+            warnings.warn(f"position_weights={position_weights!r} is now named "
+                          f"{_RENAMED_WEIGHTS[position_weights]!r} (TF-Ranking's reading of the paper's weights, "
+                          "2^(n-j) - 1); the old name will be removed", DeprecationWarning, stacklevel=3)
+            return _RENAMED_WEIGHTS[position_weights]
         if position_weights not in POSITION_WEIGHTS:
-            raise ValueError(f"position_weights must be 'paper', 'dcg' or a sequence of top_k non-negative "
+            raise ValueError(f"position_weights must be 'exponential', 'dcg' or a sequence of top_k non-negative "
                              f"weights, got {position_weights!r}")
         return position_weights
     if not isinstance(position_weights, (Sequence, np.ndarray)):
-        raise ValueError(f"position_weights must be 'paper', 'dcg' or a sequence of top_k non-negative weights, "
-                         f"got {position_weights!r}")
+        raise ValueError(f"position_weights must be 'exponential', 'dcg' or a sequence of top_k non-negative "
+                         f"weights, got {position_weights!r}")
     weights = []
     for value in position_weights:
         if isinstance(value, (bool, np.bool_, str, bytes)):
@@ -91,7 +103,7 @@ def _checked_weights(position_weights, top_k):
     return tuple(weights)
 
 
-def paper_weights(n: np.ndarray, j: np.ndarray) -> np.ndarray:
+def exponential_weights(n: np.ndarray, j: np.ndarray) -> np.ndarray:
     """``(2^{n-j} - 1) / (2^{n-1} - 1)`` for positions ``j`` (1-based) of queries of ``n`` documents, computed
     as ``(2^{1-j} - 2^{1-n}) / (1 - 2^{1-n})`` so that no size overflows; 1 where ``n == 1``."""
     n = np.asarray(n, dtype=np.float64)
@@ -111,8 +123,8 @@ class PositionAwareListMLE(PLRank):
         Ground-truth permutations sampled per query (ties among equal labels broken at random in each).
     seed : int, default 0
         Seed of the random tie-breaking; the same seed gives the same permutations.
-    position_weights : "paper", "dcg" or a sequence of top_k numbers, default "paper"
-        The weight of each position: "paper", ``(2^{n-j} - 1) / (2^{n-1} - 1)`` for a query of n documents
+    position_weights : "exponential", "dcg" or a sequence of top_k numbers, default "exponential"
+        The weight of each position: "exponential", ``(2^{n-j} - 1) / (2^{n-1} - 1)`` for a query of n documents
         (see the module docstring for where it comes from and why it is scaled); "dcg", ``1 / log2(1 + j)``;
         or the ``top_k`` non-negative weights themselves (all 1: PLRank).
     skip_uniform_queries : bool, default True
@@ -128,7 +140,7 @@ class PositionAwareListMLE(PLRank):
 
     Examples
     --------
-    One query of three documents, the whole list: the paper's weights are 1, 1/3 and 0.
+    One query of three documents, the whole list: the exponential weights are 1, 1/3 and 0.
 
     >>> import numpy as np
     >>> obj = PositionAwareListMLE(top_k=None)
@@ -143,12 +155,12 @@ class PositionAwareListMLE(PLRank):
     #: a configuration that gives them fixes top_k (:meth:`search_fixed_by`)
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
-                    "position_weights": {"choices": POSITION_WEIGHTS, "default": "paper"},
+                    "position_weights": {"choices": POSITION_WEIGHTS, "default": "exponential"},
                     "stop_at_lowest_grade": {"choices": (False, True), "default": False}}
     _non_default_examples = {"position_weights": "dcg"}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
-                 position_weights: str | Sequence[float] = "paper", skip_uniform_queries: bool = True,
+                 position_weights: str | Sequence[float] = "exponential", skip_uniform_queries: bool = True,
                  stop_at_lowest_grade: bool = False, compress_contexts: bool = True,
                  hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(top_k=top_k, n_permutations=n_permutations, seed=seed,
@@ -169,12 +181,12 @@ class PositionAwareListMLE(PLRank):
             return 1.0 / np.log2(np.arange(2, widest + 2, dtype=np.float64)), np.zeros(sizes.size, dtype=np.int64)
         if not isinstance(self.position_weights, str):
             return np.array(self.position_weights, dtype=np.float64), np.zeros(sizes.size, dtype=np.int64)
-        # "paper": the weights depend on the query's size, so each query has a row of its own k weights
+        # "exponential": the weights depend on the query's size, so each query has a row of its own k weights
         weight_start = np.zeros(sizes.size, dtype=np.int64)
         np.cumsum(top_k_of[:-1], out=weight_start[1:])
         query_of = np.repeat(np.arange(sizes.size), top_k_of)
         position = np.arange(query_of.size) - weight_start[query_of] + 1
-        return paper_weights(sizes[query_of], position), weight_start
+        return exponential_weights(sizes[query_of], position), weight_start
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:
         """Not available: exact Newton leaves are PLRank's (its curvature is the unweighted one)."""

@@ -37,13 +37,15 @@ PL-Rank-2 (the paper's Eq. for PL-Rank-2, and PL-Rank-3, which computes it) has 
 :math:`\\theta_{r_d} \\rho_d` by its expectation :math:`\\sum_{j \\le r_d} \\pi_j(d) \\theta_j
 \\rho_d`, and ``c`` does the same for the gain placed at each position j before d's: given
 :math:`y_{1:j-1}`, :math:`\\rho_{y_j}` has mean :math:`\\bar\\rho_j` and :math:`\\pi_j(d)` is fixed, so
-:math:`\\pi_j(d) \\theta_j (\\bar\\rho_j - \\rho_{y_j})` has mean 0 (a control variate; whether j comes
-before :math:`r_d` is decided by :math:`y_{1:j-1}` too). What it buys: every sample's estimates sum to
-exactly 0 over the query (the positions' terms telescope: :math:`\\sum_{d} \\pi_j(d)(\\theta_j \\rho_d -
-c_j) = -G_{j+1}`), as the gradient of R does (R does not change when a constant is added to a query's
-scores), where PL-Rank-2's sum to :math:`\\sum_j \\theta_j (\\bar\\rho_j - \\rho_{y_j})`, the luck of the
-sample; with K = 1 the estimate is the exact gradient. Sources: the paper, and the author's released code
-(github.com/HarrieO/2022-SIGIR-plackett-luce, ``algorithms/PLRank.py``, ``PL_rank_3``): the first term is
+:math:`\\pi_j(d) \\theta_j (\\bar\\rho_j - \\rho_{y_j})` has mean 0 (whether j comes before
+:math:`r_d` is decided by :math:`y_{1:j-1}` too). That term is there for what it does to each sample, not for
+the variance (an independent review found the variance 10-13% larger with it on some MQ2008 queries): every
+sample's estimates sum to exactly 0 over the query (the positions' terms telescope: :math:`\\sum_{d}
+\\pi_j(d)(\\theta_j \\rho_d - c_j) = -G_{j+1}`), as the gradient of R does (R does not change when a
+constant is added to a query's scores), where PL-Rank-2's sum to :math:`\\sum_j \\theta_j (\\bar\\rho_j -
+\\rho_{y_j})`, the luck of the sample; and with K = 1 the estimate is the exact gradient. Sources: the paper,
+and the author's released code (github.com/HarrieO/2022-SIGIR-plackett-luce, ``algorithms/PLRank.py``,
+``PL_rank_3``): the first term is
 ``cumsum_labels[:, 1:]`` added at ``sampled_rankings[:, :-1]``, the second ``exp_scores * (labels *
 cumsum(rank_weights / denom) - cumsum(cumsum_labels / denom))``, where ``cumsum_labels / denom`` becomes
 :math:`c_j / Z_j` here. The tests compare the mean of many estimates with the exact gradient of R, obtained
@@ -61,30 +63,58 @@ LambdaMART normalises; the author's run script optimises DCG, NDCG being one lin
 gains are all equal (a single document, all labels equal, no relevant document) have an expected DCG that
 does not depend on the scores: their gradients are exactly 0, not a noisy estimate of 0.
 
-Hessian. The hessian of R is not positive semi-definite (R is not concave in s), so the Newton step uses a
-positive diagonal curvature instead: each context's softmax curvature, weighted as the gradient weights it,
-with the weight's two parts added rather than subtracted,
+Hessian (``curvature="expected"``, the default). Kang, de Rijke and Oosterhuis, "Estimating the Hessian Matrix
+of Ranking Objectives for Stochastic Learning to Rank with Gradient Boosted Trees", SIGIR 2024: the estimate
+:math:`\\hat g_d(y; s)` above has mean :math:`\\partial R / \\partial s_d` at every s, so differentiating
+that mean gives an estimate of the diagonal of R's second derivatives from the same rankings,
 
 .. math::
 
-    h_d = \\frac{1}{N} \\sum_{i=1}^{N} \\sum_{j=1}^{r_d} \\pi_j(d) (1 - \\pi_j(d))
-          \\big(\\theta_j \\rho_d + c^{(i)}_j\\big) \\;\\ge 0
+    \\widehat{\\frac{\\partial^2 R}{\\partial s_d^2}} = \\frac{1}{N} \\sum_{i=1}^{N} \\Big[
+        \\hat g^{(i)}_d S^{(i)}_d + \\frac{\\partial \\hat g^{(i)}_d}{\\partial s_d} \\Big], \\qquad
+    S_d = [d \\in y_{1:k}] - \\sum_{j \\le r_d} \\pi_j(d),
 
-(scaled as the gradient; its expectation is that of the same sum with :math:`G_j` for :math:`c_j`, which the
-tests compute by enumeration). :math:`|\\theta_j \\rho_d - c_j| \\pi_j (1 - \\pi_j)` would be
-LambdaMART's curvature for the context's advantage; the sum bounds it and, unlike the absolute value, keeps
-the O(n + k) prefix sums (``x (rho a + b) - x^2 (rho a2 + b2)`` with the squared recursions). It vanishes with
-:math:`\\pi_j(d)` at 0 or 1, where the gradient's terms do, and the engines get at least ``hessian_floor``.
-It is not the curvature of R, so exact Newton leaves (``leaf_values="exact"``, PLRank's) are refused.
+:math:`S_d` the derivative of the log-probability of the sampled top k (the score function) and the second
+term the derivative with the ranking held fixed: :math:`\\pi_j(d)` moves by :math:`\\pi_j(d)(1 - \\pi_j(d))`
+and :math:`\\bar\\rho_j` by :math:`\\pi_j(d)(\\rho_d - \\bar\\rho_j)`, so it is
+:math:`\\sum_{j \\le r_d} [\\pi_j(1 - \\pi_j)(\\theta_j \\rho_d - c_j) - \\pi_j^2 \\theta_j
+(\\rho_d - \\bar\\rho_j)]`. The paper differentiates PL-Rank-2's estimate (:math:`G_j` for :math:`c_j`,
+hence no :math:`\\bar\\rho_j` term); the authors' code (github.com/jkang98/2024-SIGIR-XGBoost-PL-Rank,
+``PL_rank_3_hess``) computes it with the squared prefix sums :math:`Z_r^2 \\sum_{j \\le r} (\\cdot) / Z_j^2`,
+as the kernel does here (and :math:`Z_r \\sum_{j \\le r} 1 / Z_j` for :math:`S_d`), so a call still costs
+O(N (n + k log k)). The tests compare the mean of many estimates with central second differences of R
+computed by enumeration.
+
+The sign. R is not concave in s: where raising a document's score speeds the gain up (R convex in s_d along a
+sigmoid's tail, e.g. for a relevant document far down the ranking), the loss's second derivative is negative
+and a Newton step -g/h would climb the loss. The engines get the absolute value of the estimate (``h =
+|estimate|``, at least ``hessian_floor``): the step keeps the gradient's direction and takes the curvature's
+magnitude for its length, the saddle-free Newton step of Dauphin et al. (NeurIPS 2014).
+Clipping the negative values to the floor instead trained to a lower NDCG
+(``docs/quality.md``). The authors' code hands the signed value to XGBoost as it is. What the engines get is
+therefore not an unbiased estimate of anything: the absolute value of the mean of N terms is biased upwards
+when N is small.
+
+``curvature="lambda"``: LambdaMART's curvature for each context's advantage,
+:math:`h_d = \\frac{1}{N} \\sum_i \\sum_{j \\le r_d} \\theta_j \\pi_j(d)(1 - \\pi_j(d))
+|\\rho_d - \\bar\\rho_j|`, always >= 0, computed with one pair of prefix sums per distinct gain of the query
+(O(N (n + k G)) for G grades). Its Newton steps are of lambdarank's scale too; it trained slightly worse than
+the default in ``docs/quality.md``.
+
+Before issue 35 the curvature was :math:`\\sum_j \\pi_j(1 - \\pi_j)(\\theta_j \\rho_d + c_j)`: the
+gradient's two parts added where the gradient takes their difference, so :math:`c_j`, the gain still to
+come, made it about seven times too large (median Newton step 0.14-0.18 times lambdarank's); it underfit at
+the usual learning rates and is gone. Neither curvature is R's own hessian's, so exact Newton leaves
+(``leaf_values="exact"``, PLRank's) are refused.
 
 Draws. Ranking i of a query is the top k of the Gumbel-perturbed scores :math:`s_d - \\log E_d` (the
 Gumbel-max trick, :math:`E_d = -\\log u_d` exponential), taken as :math:`e^{s_d - s_{max}} / E_d` (the same
 order) when the query's scores span at most ``_LINEAR_SPAN``, which saves a logarithm per draw; wider queries
 are computed in log space throughout. The uniforms ``u`` come from a counter-based stream
 (:mod:`plboost._random`): document d's uniform of ranking i is number :math:`i n + t_d` of the stream, where
-:math:`t_d` is d's place in the query sorted by score (descending, ties in input order), and the stream's key
-is a hash of the seed, n, and, in that order, each document's label and the bits of :math:`s_d - s_{max}`
-(a fixed marker for a document ``WIDEST_SCORE_GAP`` or more below the top). So:
+:math:`t_d` is d's place in the query sorted by score (descending, ties in input order: :func:`stream_order`),
+and the stream's key is a hash of the seed, n, and, in that order, each document's label and the bits of
+:math:`s_d - s_{max}` (a fixed marker for a document ``WIDEST_SCORE_GAP`` or more below the top). So:
 
 - the scores change at every boosting round, so each round draws fresh rankings, while a call is a pure
   function of (scores, labels, offsets, parameters): results do not depend on threads, on copies of the
@@ -117,6 +147,10 @@ _LINEAR_SPAN = 600.0
 _SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
 #: hashed in place of the relative score of a document more than WIDEST_SCORE_GAP below its query's top
 _FAR = np.uint64(0x7FF8_0000_0000_0001)
+#: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
+CURVATURES = ("expected", "lambda")
+_EXPECTED = 0
+_LAMBDA = 1
 
 
 # --------------------------------------------------------------------------------------------------
@@ -186,30 +220,61 @@ def _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_g
 
 
 @kernel
+def stream_order(scores):
+    """The documents of a query by score, descending, ties in input order: document ``stream_order[t]`` draws
+    uniform number t of each ranking's stream."""
+    return stable_argsort(-scores)
+
+
+@helper
+def _grade_index(gains, lo, hi, grade_of, grades):
+    """The query's distinct gains, ascending, into ``grades[:G]``, and each document's index among them into
+    ``grade_of[:n]``; returns G."""
+    n = hi - lo
+    order = stable_argsort(gains[lo:hi])
+    count = 0
+    for t in range(n):
+        i = order[t]
+        if count == 0 or gains[lo + i] != grades[count - 1]:
+            grades[count] = gains[lo + i]
+            count += 1
+        grade_of[i] = count - 1
+    return count
+
+
+@kernel
 def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discounts, top_k, n_samples,
-                     seed, linear_span, widest_gap, grad, hess):
-    """Negated PL-Rank-3 gradients and the curvature of the module's docstring (raw: no floor), times
-    ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for queries ``first <= q < end``."""
+                     seed, curvature, linear_span, widest_gap, grad, hess):
+    """Negated PL-Rank-3 gradients and the curvature ``curvature`` (CURVATURES' index) of the module's docstring
+    (raw: signed for "expected", no floor), times ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for
+    queries ``first <= q < end``."""
     widest = 0
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
     k_max = min(widest, top_k)
+    n_grades = widest if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
     keys = np.empty(widest)
     relative = np.empty(widest)
     position = np.empty(widest, dtype=np.int64)
-    g_sum = np.empty(widest)
-    h_sum = np.empty(widest)
+    g_sum = np.empty(widest)  # sum over samples of the estimate
+    h_sum = np.empty(widest)  # sum over samples of the curvature's term (expected: of -(g S + dg/ds))
+    grade_of = np.empty(widest, dtype=np.int64)
+    grades = np.empty(n_grades)
     top = np.empty(k_max, dtype=np.int64)
     heap_key = np.empty(k_max)
     heap_index = np.empty(k_max, dtype=np.int64)
     z = np.empty(k_max + 1)  # Z_j (linear) or log Z_j; z[k] is the documents after the top k
     w = np.empty(k_max + 1)  # sum of e^s rho over the same documents (linear) or its log
     reward = np.empty(k_max + 1)  # G_j, reward[k] = 0
-    a1 = np.empty(k_max)
-    b1 = np.empty(k_max)
-    a2 = np.empty(k_max)
-    b2 = np.empty(k_max)
+    mean_gain = np.empty(k_max)  # rho-bar_j
+    a0 = np.empty(k_max)  # Z_r sum_{j<=r} 1 / Z_j
+    a1 = np.empty(k_max)  # Z_r sum_{j<=r} theta_j / Z_j
+    b1 = np.empty(k_max)  # Z_r sum_{j<=r} c_j / Z_j
+    a2 = np.empty(k_max)  # Z_r^2 sum_{j<=r} theta_j / Z_j^2
+    b2 = np.empty(k_max)  # Z_r^2 sum_{j<=r} (c_j + theta_j rho-bar_j) / Z_j^2
+    l1 = np.empty((n_grades, k_max))  # lambda: Z_r sum_{j<=r} theta_j |rho_g - rho-bar_j| / Z_j, per grade g
+    l2 = np.empty((n_grades, k_max))  # and the same over Z_j^2, times Z_r^2
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
@@ -225,9 +290,10 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
         for i in range(lo, hi):
             top_score = max(top_score, scores[i])
             bottom_score = min(bottom_score, scores[i])
-        order = stable_argsort(scores[lo:hi])[::-1]  # the documents by score, descending: each one's stream
+        order = stream_order(scores[lo:hi])
         key = _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
         linear = top_score - bottom_score <= linear_span
+        n_query_grades = _grade_index(gains, lo, hi, grade_of, grades) if curvature == _LAMBDA else 0
         for i in range(n):
             weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
             position[i] = k  # k: after the top k
@@ -281,35 +347,56 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 reward[j] = reward[j + 1] + discounts[j] * gains[lo + top[j]]
             for j in range(k):
                 # c_j = theta_j E_j[rho] + G_{j+1}: G_j with the placed document's gain at its expectation
-                mean_gain = w[j] / z[j] if linear else np.exp(w[j] - z[j])
-                c = discounts[j] * mean_gain + reward[j + 1]
+                mean_gain[j] = w[j] / z[j] if linear else np.exp(w[j] - z[j])
+                c = discounts[j] * mean_gain[j] + reward[j + 1]
+                a0[j] = 1.0
                 a1[j] = discounts[j]
                 b1[j] = c
                 a2[j] = discounts[j]
-                b2[j] = c
+                b2[j] = c + discounts[j] * mean_gain[j]
+                for g in range(n_query_grades):
+                    gap = discounts[j] * abs(grades[g] - mean_gain[j])
+                    l1[g, j] = gap
+                    l2[g, j] = gap
                 if j > 0:
                     ratio = z[j] / z[j - 1] if linear else np.exp(z[j] - z[j - 1])
+                    square = ratio * ratio
+                    a0[j] += a0[j - 1] * ratio
                     a1[j] += a1[j - 1] * ratio
                     b1[j] += b1[j - 1] * ratio
-                    a2[j] += a2[j - 1] * ratio * ratio
-                    b2[j] += b2[j - 1] * ratio * ratio
+                    a2[j] += a2[j - 1] * square
+                    b2[j] += b2[j - 1] * square
+                    for g in range(n_query_grades):
+                        l1[g, j] += l1[g, j - 1] * ratio
+                        l2[g, j] += l2[g, j - 1] * square
             for i in range(n):
                 r = position[i]
                 follow = 0.0
+                placed = 0.0
                 if r == k:
                     r = k - 1  # outside the top k: in every context
                 else:
                     follow = reward[r + 1]
+                    placed = 1.0
                 x = weight[i] / z[r] if linear else np.exp(weight[i] - z[r])
                 rho = gains[lo + i]
-                g_sum[i] += follow + x * (rho * a1[r] - b1[r])
-                h_sum[i] += x * (rho * a1[r] + b1[r]) - x * x * (rho * a2[r] + b2[r])
+                direct = x * (rho * a1[r] - b1[r])
+                estimate = follow + direct
+                g_sum[i] += estimate
+                if curvature == _EXPECTED:
+                    # d estimate / d s_d with the ranking held fixed (pi_j(d) and rho-bar_j move with s_d)
+                    moved = direct - x * x * (2.0 * rho * a2[r] - b2[r])
+                    score = placed - x * a0[r]  # d log P(ranking) / d s_d
+                    h_sum[i] -= estimate * score + moved
+                else:
+                    g = grade_of[i]
+                    h_sum[i] += x * l1[g, r] - x * x * l2[g, r]
             for j in range(k):
                 position[top[j]] = k
         factor = scale[q] / n_samples
         for i in range(n):
             grad[lo + i] = -factor * g_sum[i]
-            hess[lo + i] = max(factor * h_sum[i], 0.0)
+            hess[lo + i] = factor * h_sum[i]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -327,8 +414,9 @@ class PLRank3State(NamedTuple):
 class PLRank3(RankingObjective):
     """PL-Rank-3 (Oosterhuis 2022): the sampled gradient of the expected (N)DCG@K of the Plackett-Luce policy.
 
-    Oosterhuis, SIGIR 2021 and SIGIR 2022 (see the module docstring for the estimator, the curvature handed
-    to the engines as the hessian, and how the rankings are drawn).
+    Oosterhuis, SIGIR 2021 and SIGIR 2022; the hessian of Kang, de Rijke and Oosterhuis, SIGIR 2024 (see the
+    module docstring for the estimator, the curvature handed to the engines as the hessian, and how the
+    rankings are drawn).
 
     Parameters
     ----------
@@ -343,6 +431,11 @@ class PLRank3(RankingObjective):
     normalize : bool, default True
         Divide each query's gradient and hessian by its ideal DCG@K (the gradient of the expected NDCG@K);
         False: of the expected DCG@K.
+    curvature : {"expected", "lambda"}, default "expected"
+        The hessian handed to the engines: "expected", the absolute value of the estimated diagonal of the
+        second derivatives of the expected (N)DCG@K (Kang, de Rijke, Oosterhuis, SIGIR 2024; saddle-free
+        Newton steps where it is negative); "lambda", LambdaMART's curvature of each position's advantage,
+        ``sum_j theta_j pi_j (1 - pi_j) |rho_d - E_j[rho]|``.
     hessian_floor : float, default 1e-6
         Lower bound of every hessian handed to the engines.
 
@@ -362,12 +455,12 @@ class PLRank3(RankingObjective):
                     "n_samples": {"low": 10, "high": 300, "log": True, "default": 100}}
     _no_loss_reason = ("its gradient is a sampled estimate of the gradient of the expected (N)DCG@K of the "
                        "Plackett-Luce policy, not the derivative of a loss it computes")
-    _non_default_examples = {"gain": "linear"}
+    _non_default_examples = {"gain": "linear", "curvature": "lambda"}
     #: queries whose scores span more are computed in log space (an attribute so that tests can force that path)
     _linear_span = _LINEAR_SPAN
 
     def __init__(self, *, top_k: int | None = 10, n_samples: int = 100, seed: int = 0, gain: str = "exp",
-                 normalize: bool = True, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+                 normalize: bool = True, curvature: str = "expected", hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
         if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
             raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
@@ -377,11 +470,14 @@ class PLRank3(RankingObjective):
             raise ValueError(f"seed must be a non-negative integer below 2**63, got {seed!r}")
         if gain not in GAINS:
             raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {gain!r}")
+        if curvature not in CURVATURES:
+            raise ValueError(f"curvature must be one of {', '.join(CURVATURES)}, got {curvature!r}")
         self.top_k = None if top_k is None else int(top_k)
         self.n_samples = int(n_samples)
         self.seed = int(seed)
         self.gain = gain
         self.normalize = bool(normalize)
+        self.curvature = curvature
 
     def _prepare(self, data: QueryData) -> PLRank3State:
         labels, offsets = data.labels, data.offsets
@@ -403,10 +499,17 @@ class PLRank3(RankingObjective):
             scale[varies] = 1.0 / ideal[varies] if self.normalize else 1.0
         return PLRank3State(gains, scale, discounts)
 
-    def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
-        scores = np.ascontiguousarray(scores)
+    def _estimates(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
+        """The kernel's outputs: negated gradient estimates and, for ``curvature="expected"``, the estimate of
+        the diagonal of the loss's hessian with its sign (the tests compare its mean with the exact one)."""
         top_k = state.discounts.size if self.top_k is None else self.top_k
-        over_queries(_pl_rank3_kernel, data.offsets, scores, data.labels, state.gains, state.scale, data.offsets,
-                     state.discounts, top_k, self.n_samples, np.uint64(self.seed), float(self._linear_span),
-                     WIDEST_SCORE_GAP, grad, hess)
+        over_queries(_pl_rank3_kernel, data.offsets, np.ascontiguousarray(scores), data.labels, state.gains,
+                     state.scale, data.offsets, state.discounts, top_k, self.n_samples, np.uint64(self.seed),
+                     np.int64(CURVATURES.index(self.curvature)), float(self._linear_span), WIDEST_SCORE_GAP,
+                     grad, hess)
+
+    def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
+        self._estimates(scores, data, state, grad, hess)
+        if self.curvature == "expected":
+            np.abs(hess, out=hess)  # the saddle-free Newton step (see the module docstring)
         return None

@@ -21,7 +21,7 @@ DIGITS = 40
 STEP = "1e-12"
 
 
-def paper_weight(n: int, j: int) -> mpmath.mpf:
+def exponential_weight(n: int, j: int) -> mpmath.mpf:
     """Position j (1-based) of a query of n documents: (2^(n-j) - 1) / (2^(n-1) - 1) exactly (1 for n = 1)."""
     return mpmath.mpf(1) if n == 1 else mpmath.mpf(Fraction(2 ** (n - j) - 1, 2 ** (n - 1) - 1))
 
@@ -58,8 +58,8 @@ def tops_of(state, query, n_permutations):
 
 
 def weight_function(position_weights, n):
-    if position_weights == "paper":
-        return lambda j: paper_weight(n, j)
+    if position_weights == "exponential":
+        return lambda j: exponential_weight(n, j)
     if position_weights == "dcg":
         return lambda j: dcg_weight(n, j)
     return lambda j: mpmath.mpf(position_weights[j - 1])
@@ -69,7 +69,7 @@ CASES = [  # (documents, top_k, permutations, score scale)
     (1, 10, 1, 1.0), (2, 1, 2, 1.0), (2, None, 3, 50.0), (3, None, 3, 1.0), (5, 3, 2, 10.0), (7, 10, 3, 1.0),
     (12, 5, 3, 1e4), (20, 10, 3, 50.0), (25, None, 2, 1.0),
 ]
-WEIGHTINGS = ["paper", "dcg", "explicit"]
+WEIGHTINGS = ["exponential", "dcg", "explicit"]
 
 
 @pytest.mark.parametrize("compress", [True, False])
@@ -105,9 +105,9 @@ def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, 
 
 
 @pytest.mark.parametrize("compress", [True, False])
-@pytest.mark.parametrize("weighting", ["paper", "dcg"])
+@pytest.mark.parametrize("weighting", ["exponential", "dcg"])
 def test_several_queries_of_different_sizes_each_get_their_own_weights(weighting, compress, central_differences):
-    """The paper's weights depend on the query's size: one call over queries of 1 to 30 documents (a row of
+    """The exponential weights depend on the query's size: one call over queries of 1 to 30 documents (a row of
     weights per query) against the reference query by query."""
     rng = np.random.default_rng([11, compress])
     queries = [random_query(rng, n, scale) for n, scale in [(1, 1.0), (2, 50.0), (9, 3.0), (4, 1e4), (30, 50.0),
@@ -163,8 +163,8 @@ def test_weights_all_one_are_plrank_bit_for_bit(top_k, n_perm, scale, compress):
     np.testing.assert_array_equal(state.ctx_owner, plrank_state.ctx_owner)
 
 
-@pytest.mark.parametrize("weighting", ["paper", "dcg"])
-def test_paper_and_dcg_weights_differ_from_plrank(weighting):
+@pytest.mark.parametrize("weighting", ["exponential", "dcg"])
+def test_exponential_and_dcg_weights_differ_from_plrank(weighting):
     scores, labels, offsets = _many_queries(1, 1.0)
     plrank_grad, _ = PLRank(n_permutations=2).gradients(scores, labels, offsets)
     obj = PositionAwareListMLE(n_permutations=2, position_weights=weighting)
@@ -174,12 +174,13 @@ def test_paper_and_dcg_weights_differ_from_plrank(weighting):
     losses, plrank_losses = obj.losses(scores, labels, offsets), PLRank(n_permutations=2).losses(scores, labels,
                                                                                                  offsets)
     assert np.all(losses <= plrank_losses + 1e-12) and np.any(losses < plrank_losses - 1e-6)
-    other = PositionAwareListMLE(n_permutations=2, position_weights="dcg" if weighting == "paper" else "paper")
+    other = PositionAwareListMLE(n_permutations=2,
+                                 position_weights="dcg" if weighting == "exponential" else "exponential")
     assert not np.allclose(grad, other.gradients(scores, labels, offsets)[0], rtol=1e-3, atol=1e-4)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 60, 130, 1100, 1500])
-def test_paper_weights_are_the_exact_fractions_at_any_size(n):
+def test_exponential_weights_are_the_exact_fractions_at_any_size(n):
     """(2^(n-j) - 1) / (2^(n-1) - 1) in float64 to the last bits or so, however large n (2^1499 overflows)."""
     labels = np.arange(n, dtype=float) % 3
     labels[0] = 3.0
@@ -190,6 +191,14 @@ def test_paper_weights_are_the_exact_fractions_at_any_size(n):
     np.testing.assert_allclose(weights, expected, rtol=1e-14, atol=1e-300)
     assert weights[0] == 1.0 and (n == 1 or weights[-1] == 0.0)
     assert np.all(np.diff(weights) <= 0)
+
+
+def test_the_former_name_paper_is_the_exponential_weights_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="'paper' is now named 'exponential'"):
+        old = PositionAwareListMLE(position_weights="paper")
+    assert old == PositionAwareListMLE() and old.get_params()["position_weights"] == "exponential"
+    with pytest.warns(DeprecationWarning, match="'paper' is now named 'exponential'"):
+        assert PositionAwareListMLE(position_weights="dcg").set_params(position_weights="paper") == old
 
 
 def test_dcg_weights():
@@ -274,7 +283,7 @@ def _train_ndcg(data, scores):
 
 
 @pytest.mark.engine
-@pytest.mark.parametrize("weighting", ["paper", "dcg"])
+@pytest.mark.parametrize("weighting", ["exponential", "dcg"])
 def test_trains_end_to_end_with_lightgbm_and_xgboost(synthetic, weighting):
     data, sizes = synthetic
     obj = PositionAwareListMLE(n_permutations=2, position_weights=weighting)
@@ -293,7 +302,7 @@ def test_trains_end_to_end_with_lightgbm_and_xgboost(synthetic, weighting):
 @pytest.mark.engine
 def test_the_command_line_trains_it_on_mq2008(shared_data, tmp_path, capsys):
     """plboost train and compare on MQ2008 Fold1, two rounds: the named weightings reach the objective (the
-    paper's and DCG's weights train different models) and the errors name the argument."""
+    exponential and DCG weights train different models) and the errors name the argument."""
     from plboost.cli import main
 
     fold = shared_data / "MQ2008" / "Fold1"
