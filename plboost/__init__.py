@@ -1,8 +1,77 @@
-"""plboost: Plackett-Luce-family listwise ranking objectives for LightGBM and XGBoost."""
+"""plboost: Plackett-Luce-family listwise ranking objectives for LightGBM and XGBoost.
 
-from ._queries import CutQueryError
-from .cv import query_folds
+Everything a user needs is a name on the package::
+
+    import lightgbm as lgb
+    import plboost
+
+    train = plboost.load_svmlight("train.txt")
+    booster = lgb.train({"objective": plboost.PLRank(top_k=10)}, train.to_lightgbm(), 100)
+    print(plboost.evaluate(booster.predict(test.X), test.labels, offsets=test.offsets))
+
+The names are loaded when first used (a module-level ``__getattr__``, PEP 562), so ``import plboost`` loads
+neither Numba nor an engine; ``__all__`` lists them. Where each one lives (the house's floors, and where a new
+objective, metric, layout or engine goes) is in ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-__all__ = ["CutQueryError", "query_folds"]
+#: public name -> the module that defines it
+_PUBLIC = {
+    # objectives (plboost.objectives)
+    **dict.fromkeys(("PLRank", "URank", "UMart", "PLPartition", "PLLowerBound", "ListNet", "PositionAwareListMLE",
+                     "PLRank3", "RankingObjective", "OBJECTIVES", "get_objective"), "plboost.objectives"),
+    # data (plboost.data)
+    **dict.fromkeys(("RankingData", "OutOfCoreData", "DataFormatError", "load_svmlight", "load_splits", "load_table",
+                     "load_out_of_core", "make_synthetic", "write_synthetic_splits", "clear_cache"), "plboost.data"),
+    # metrics (plboost.metrics)
+    **dict.fromkeys(("evaluate", "ndcg", "err", "mean_average_precision", "average_precision"), "plboost.metrics"),
+    # training (plboost.engines)
+    **dict.fromkeys(("train", "load_model", "ENGINES", "TrainedModel", "SavedModel"), "plboost.engines"),
+    "train_dask": "plboost.engines.dask",
+    "ranking_collections": "plboost.engines.dask",
+    # scikit-learn and cross-validation
+    "Ranker": "plboost.sklearn",
+    "query_folds": "plboost.cv",
+    "CutQueryError": "plboost._queries",
+}
+
+__all__ = [
+    "CutQueryError", "DataFormatError", "ENGINES", "ListNet", "OBJECTIVES", "OutOfCoreData", "PLLowerBound",
+    "PLPartition", "PLRank", "PLRank3", "PositionAwareListMLE", "Ranker", "RankingData", "RankingObjective",
+    "SavedModel", "TrainedModel", "UMart", "URank", "__version__", "average_precision", "clear_cache", "err",
+    "evaluate", "get_objective", "load_model", "load_out_of_core", "load_splits", "load_svmlight", "load_table",
+    "make_synthetic", "mean_average_precision", "ndcg", "query_folds", "ranking_collections", "train",
+    "train_dask", "write_synthetic_splits",
+]
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'plboost' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what static tools and IDEs see
+    from ._queries import CutQueryError
+    from .cv import query_folds
+    from .data import (DataFormatError, OutOfCoreData, RankingData, clear_cache, load_out_of_core, load_splits,
+                       load_svmlight, load_table, make_synthetic, write_synthetic_splits)
+    from .engines import ENGINES, SavedModel, TrainedModel, load_model, train
+    from .engines.dask import ranking_collections, train_dask
+    from .metrics import average_precision, err, evaluate, mean_average_precision, ndcg
+    from .objectives import (OBJECTIVES, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3, PositionAwareListMLE,
+                             RankingObjective, UMart, URank, get_objective)
+    from .sklearn import Ranker

@@ -99,3 +99,40 @@ def test_the_walk_sees_imports_inside_functions_and_relative_ones():
 def test_plboost_has_no_import_cycle():
     found = cycles(import_graph())
     assert not found, "import cycles: " + "; ".join(" <-> ".join(component) for component in found)
+
+
+def private_imports() -> list[str]:
+    """Private names (``_x``, not a module) that one plboost module imports from another: each is a function or
+    class that belongs where it is used, or should be public where it lives."""
+    known = modules()
+    found = []
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                module = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else []))
+            elif (node.module or "").split(".")[0] == "plboost":
+                module = node.module
+            else:
+                continue
+            found += [f"{name}: from {module} import {alias.name}" for alias in node.names
+                      if alias.name.startswith("_") and not alias.name.startswith("__")
+                      and f"{module}.{alias.name}" not in known]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert private_imports() == []
+
+
+def test_the_private_import_walk_finds_one(tmp_path, monkeypatch):
+    package = tmp_path / "plboost"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_helpers.py").write_text("def _hidden(): pass\n")
+    (package / "user.py").write_text("from . import _helpers\nfrom ._helpers import _hidden\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
+    assert private_imports() == ["plboost.user: from plboost._helpers import _hidden"]

@@ -306,7 +306,7 @@ class OutOfCoreData:
         self.dtype = np.dtype(dtype)
         self._n_features = int(n_features)
         self.source = None if source is None else Path(source)
-        self.memory_budget_bytes = _checked_budget(memory_budget_bytes)
+        self.memory_budget_bytes = checked_memory_budget(memory_budget_bytes)
 
     # --- what RankingData has
 
@@ -363,7 +363,7 @@ class OutOfCoreData:
         :meth:`row_ranges`): ``min(max_bytes, STREAM_BATCH_BYTES)`` bytes (``max_bytes`` defaults to
         :attr:`memory_budget_bytes`) over the bytes of a row of X plus ``extra_bytes_per_row`` (what the
         consumer holds per row, e.g. an engine's float64 score), at least 1."""
-        budget = self.memory_budget_bytes if max_bytes is None else _checked_budget(max_bytes)
+        budget = self.memory_budget_bytes if max_bytes is None else checked_memory_budget(max_bytes)
         row_bytes = self.n_features * self.dtype.itemsize + max(0, int(extra_bytes_per_row))
         return max(1, min(budget, STREAM_BATCH_BYTES) // max(1, row_bytes))
 
@@ -504,7 +504,8 @@ class OutOfCoreData:
         return matrix
 
 
-def _checked_budget(budget) -> int:
+def checked_memory_budget(budget) -> int:
+    """``memory_budget_bytes`` as a positive int (``DEFAULT_MEMORY_BUDGET`` for None), or a ValueError naming it."""
     if budget is None:
         return DEFAULT_MEMORY_BUDGET
     if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) or budget < 1:
@@ -642,7 +643,7 @@ def load_out_of_core(path, *, n_features: int | None = None, dtype=np.float32, z
     OutOfCoreData
     """
     path, dtype = svmlight_parser.checked_load_arguments(path, n_features, dtype)
-    budget = _checked_budget(memory_budget_bytes)
+    budget = checked_memory_budget(memory_budget_bytes)
     query_path = svmlight_parser.find_query_file(path, query_file)
 
     def current_key() -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from . import svmlight
-from .out_of_core import OutOfCoreData, _checked_budget, choose_out_of_core, load_out_of_core
+from .out_of_core import OutOfCoreData, checked_memory_budget, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
 from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, load_table
 
@@ -47,7 +47,7 @@ def load_splits(*paths, out_of_core: bool | None = False, memory_budget_bytes: i
     """
     options, table_options = checked_options(paths, options)
     if memory_budget_bytes is not None:
-        _checked_budget(memory_budget_bytes)
+        checked_memory_budget(memory_budget_bytes)
         if out_of_core is False:
             raise ValueError("a memory budget (memory_budget_bytes, --memory-budget) is the batch size of out-of-core "
                              "reading, but out_of_core=False (--in-memory) reads the files into memory whole: give "

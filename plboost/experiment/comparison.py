@@ -12,10 +12,10 @@ from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
 from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
 from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
-from .planning import PlannedRun, _add_earlier_runs, plan_runs, table_protocol
-from .reports import _count
+from .planning import PlannedRun, add_earlier_runs, plan_runs, table_protocol
+from .reports import counted
 from .results import Comparison, FoldResult
-from .running import _jsonable, evaluate_scores, evaluation_spec, run, warm_up
+from .running import jsonable_params, evaluate_scores, evaluation_spec, run, warm_up
 from .spec import RunSpec
 
 
@@ -83,7 +83,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
             if log:
                 redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
                 log(f"{where}: NDCG@10 {fold.metrics.get('NDCG@10', float('nan')):.4f}, "
-                    f"{_count(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
+                    f"{counted(fold.trees_used, 'tree')}, {fold.train_seconds:.1f} s{redone}")
     comparison = Comparison(str(layout.directory), specs, results, conventions, tuning_rows=tuning_rows,
                             tuning=None if tune is None else tune.describe(f"NDCG@{max(specs[0].eval_at)}"),
                             protocol=protocol, warm_up_seconds={k: v for k, v in warm.items() if v > 0})
@@ -93,7 +93,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
             key = reason.split(" (")[0] if "file" in reason else reason
             comparison.redo_reasons[key] = comparison.redo_reasons.get(key, 0) + 1
     if out_dir is not None:
-        _add_earlier_runs(comparison, out_dir, chosen, planned, log)
+        add_earlier_runs(comparison, out_dir, chosen, planned, log)
     return comparison
 
 
@@ -228,8 +228,9 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> 
     if item.path is not None:
         fold.predictions = str(save_array_atomic(item.path.with_suffix(".npy"), scores))
         record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
-                  "engine_params": _jsonable(result.model.engine_params),
-                  "objective_params": _jsonable(result.model.objective_params), "versions": environment_versions()}
+                  "engine_params": jsonable_params(result.model.engine_params),
+                  "objective_params": jsonable_params(result.model.objective_params),
+                  "versions": environment_versions()}
         if item.protocol is not None:
             record["protocol"] = item.protocol
         if item.tuned is not None:

@@ -12,7 +12,7 @@ from .._params import plain_value as _plain
 from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
 from .results import Comparison, FoldResult
-from .spec import RunSpec, _shown
+from .spec import RunSpec, shown_value
 
 
 @dataclass
@@ -116,7 +116,8 @@ def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[st
         if name in recorded and recorded[name] != value:
             continue  # the configuration's own setting
         if value != protocol[name]:
-            differences.append(f"{name.replace('_', ' ')} {_shown(value)} (this table: {_shown(protocol[name])})")
+            differences.append(f"{name.replace('_', ' ')} {shown_value(value)} "
+                               f"(this table: {shown_value(protocol[name])})")
     tuning = (record.get("provenance") or {}).get("tuning")
     tuning = None if tuning is None else {name: v for name, v in tuning.items() if name != "space"}
     if _plain(tuning) != _plain(protocol.get("tuning")):
@@ -127,10 +128,10 @@ def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[st
 def _shown_tuning(tuning: dict | None) -> str:
     if not tuning:
         return "none"
-    return ", ".join(f"{name.replace('_', ' ')} {_shown(value)}" for name, value in tuning.items())
+    return ", ".join(f"{name.replace('_', ' ')} {shown_value(value)}" for name, value in tuning.items())
 
 
-def _add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> None:
+def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> None:
     """Add the runs recorded in ``out_dir`` for the same data files and conventions under configurations
     that this comparison did not run, when they were made under the comparison's protocol (its first
     ``repeats`` repeats); name those left out in :attr:`Comparison.left_out`."""

@@ -181,17 +181,18 @@ def plotting():
 def describe_protocol(protocol: dict) -> str:
     """``protocol`` in words, for a table's header."""
     stopping = protocol["early_stopping"]
-    words = [_count(protocol["rounds"], "round"), f"learning rate {protocol['learning_rate']:g}",
-             _count(protocol["num_leaves"], "leaf").replace("leafs", "leaves"),
+    words = [counted(protocol["rounds"], "round"), f"learning rate {protocol['learning_rate']:g}",
+             counted(protocol["num_leaves"], "leaf").replace("leafs", "leaves"),
              f"early stopping after {stopping} rounds" if stopping else "no early stopping",
-             f"seed {protocol['seed']}", _count(protocol["repeats"], "repeat")]
+             f"seed {protocol['seed']}", counted(protocol["repeats"], "repeat")]
     tuning = protocol.get("tuning")
     if tuning:
-        words.append(f"tuned with {_count(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
+        words.append(f"tuned with {counted(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
     return ", ".join(words) + " (unless a configuration sets its own)"
 
 
-def _count(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1: "1 run", "3 runs"."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 

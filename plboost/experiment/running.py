@@ -35,7 +35,7 @@ class RunResult:
             "objective_params": self.model.objective_params,
             "engine": self.spec.engine,
             "spec": asdict(self.spec),
-            "engine_params": _jsonable(self.model.engine_params),
+            "engine_params": jsonable_params(self.model.engine_params),
             "evaluated_on": self.evaluated_on,
             "metrics": self.metrics,
             "conventions": self.conventions,
@@ -173,6 +173,7 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None):
             cluster.close()
 
 
-def _jsonable(params: dict) -> dict:
+def jsonable_params(params: dict) -> dict:
+    """``params`` with every value JSON cannot hold as it is replaced by its repr, for result records."""
     return {k: v if isinstance(v, (str, int, float, bool, list, type(None))) else repr(v)
             for k, v in params.items()}

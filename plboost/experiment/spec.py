@@ -83,7 +83,7 @@ class RunSpec:
         >>> RunSpec(objective_params={"n_permutations": 3, "top_k": 5}).label
         'plrank(top_k=5, n_permutations=3) [lightgbm]'
         """
-        params = ", ".join(f"{name}={_shown(value)}" for name, value in self._shown_params().items())
+        params = ", ".join(f"{name}={shown_value(value)}" for name, value in self._shown_params().items())
         engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
         return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
 
@@ -121,7 +121,8 @@ class RunSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _shown(value) -> str:
+def shown_value(value) -> str:
+    """A parameter's value as tables and messages show it: lists (and tuples) as JSON, the rest as ``str``."""
     plain = plain_value(value)
     return json.dumps(plain) if isinstance(plain, list) else str(value)
 
