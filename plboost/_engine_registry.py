@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .errors import InputTypeError
 from ._queries import offsets_from_boundaries, offsets_from_sizes
 
 
@@ -409,7 +410,7 @@ def engine_of(data, default: Any = ...) -> Engine:
             return engine
     if default is not ...:
         return default
-    raise TypeError(f"expected a dataset of an engine ({dataset_labels(' or ')}), got a {type(data).__name__}")
+    raise InputTypeError(f"expected a dataset of an engine ({dataset_labels(' or ')}), got a {type(data).__name__}")
 
 
 def dataset_labels(separator: str = ", ") -> str:

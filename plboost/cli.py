@@ -22,6 +22,7 @@ import json
 import re
 import sys
 import tempfile
+import traceback
 import warnings
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from . import __version__, _params, metrics
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
 from .engines.openmp import limit_spinning
+from .errors import InputTypeError
 from .data.splits import checked_options
 from .data.tabular import TABLE_OPTIONS, is_table
 from .objectives import OBJECTIVES
@@ -347,8 +349,14 @@ def main(argv=None) -> int:
         return 130
     except Exception as error:
         message = failure_message(error)
-        if message is None or args.debug:
+        if args.debug:
             raise
+        if message is None:  # a bug of plboost's, not the user's: its traceback, and where to send it
+            traceback.print_exc()
+            print(f"plboost {args.command}: internal error ({type(error).__name__}): this is a bug in plboost, "
+                  f"not in your input; please report it with the command line and the traceback above "
+                  f"(plboost {__version__})", file=sys.stderr)
+            return 3
         print(f"plboost {args.command}: error: {message}", file=sys.stderr)
         return 2
 
@@ -368,7 +376,7 @@ def failure_message(error: BaseException) -> str | None:
     for engine in ENGINES.values():  # before ValueError: XGBoost's errors are ValueErrors with a C++ stack trace
         if isinstance(error, engine.error_type):
             return f"{engine.label}: {engine_message(error)}"
-    if isinstance(error, (ValueError, FileNotFoundError, TypeError, OSError, MissingExtra)):
+    if isinstance(error, (ValueError, FileNotFoundError, InputTypeError, OSError, MissingExtra)):
         return str(error)
     return None
 

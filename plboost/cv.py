@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .errors import InputTypeError
 from ._engine_registry import dataset_labels, engine_of
 from ._queries import offsets_from_boundaries, offsets_from_sizes
 
@@ -56,7 +57,7 @@ def query_folds(data, nfold: int = 5, *, seed=0, shuffle: bool = True) -> list[t
     offsets = query_offsets(data)
     n_queries = offsets.size - 1
     if isinstance(nfold, bool) or not isinstance(nfold, numbers.Integral):
-        raise TypeError(f"nfold must be an integer, got {nfold!r}")
+        raise InputTypeError(f"nfold must be an integer, got {nfold!r}")
     nfold = int(nfold)
     if nfold < 2:
         raise ValueError(f"nfold must be at least 2, got {nfold}")

@@ -30,6 +30,7 @@ import numpy as np
 from plboost._jit import helper, kernel, over_queries
 from plboost._numerics import stable_argsort
 from plboost._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
+from plboost.errors import InputTypeError
 
 __all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate"]
 
@@ -288,7 +289,7 @@ def _check_choice(name, value, choices):
 
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise InputTypeError(f"{name} must be an integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, got {value}")
 

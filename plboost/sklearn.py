@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .errors import InputTypeError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
@@ -174,7 +175,8 @@ class Ranker(BaseEstimator):
         if isinstance(self.objective, RankingObjective):
             return clone(self.objective)
         if not isinstance(self.objective, str):
-            raise TypeError(f"objective must be a plboost objective or an objective's name, got {self.objective!r}")
+            raise InputTypeError(f"objective must be a plboost objective or an objective's name, "
+                                 f"got {self.objective!r}")
         objective, params = resolve_objective(self.objective, engine)
         return objective if isinstance(objective, RankingObjective) else (objective, params)
 

@@ -204,15 +204,37 @@ def test_failures_are_one_line(synthetic_folds, monkeypatch, capsys, error, stat
         main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet", "--debug"])
 
 
-def test_a_bug_keeps_its_traceback(synthetic_folds, monkeypatch):
+@pytest.mark.parametrize("bug", [ZeroDivisionError("a bug"), TypeError("unsupported operand type(s) for +")])
+def test_a_bug_shows_its_traceback_and_asks_for_a_report(synthetic_folds, monkeypatch, capsys, bug):
+    """A TypeError that Python raises inside plboost is a bug, not bad input (InputTypeError is the user's)."""
     import plboost.experiment
 
     def fail(*args, **kwargs):
-        raise ZeroDivisionError("a bug")
+        raise bug
 
     monkeypatch.setattr(plboost.experiment, "compare", fail)
-    with pytest.raises(ZeroDivisionError):
-        main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"])
+    assert main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and f"{type(bug).__name__}: {bug}" in err
+    assert err.rstrip().splitlines()[-1].startswith(f"plboost compare: internal error ({type(bug).__name__}): "
+                                                    "this is a bug in plboost")
+
+
+def test_a_type_the_user_got_wrong_is_one_line(synthetic_folds, monkeypatch, capsys):
+    import plboost.experiment
+    from plboost import query_folds
+    from plboost.errors import InputTypeError
+
+    with pytest.raises(InputTypeError, match="nfold must be an integer") as raised:
+        query_folds([3, 1, 2], nfold="3")
+    assert isinstance(raised.value, TypeError)  # code that catches TypeError still catches it
+
+    def fail(*args, **kwargs):
+        raise raised.value
+
+    monkeypatch.setattr(plboost.experiment, "compare", fail)
+    assert main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"]) == 2
+    assert capsys.readouterr().err == "plboost compare: error: nfold must be an integer, got '3'\n"
 
 
 def test_outputs_are_checked_before_training(synthetic_folds, tmp_path, monkeypatch, capsys):

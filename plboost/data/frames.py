@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, InvalidLabelError, NonContiguousQueryError, check_labels, offsets_from_qids
 
 #: the columns a table names by default: query ids and relevance labels
@@ -61,7 +62,7 @@ def feature_columns(columns, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=
                              "with features=[...]")
     else:
         if isinstance(features, (str, bytes)) or not hasattr(features, "__iter__"):
-            raise TypeError(f"{where}features must be a list of column names or None, got {features!r}")
+            raise InputTypeError(f"{where}features must be a list of column names or None, got {features!r}")
         chosen = list(features)
         missing = [name for name in chosen if name not in columns]
         if missing:
@@ -90,7 +91,7 @@ def frame_arrays(frame, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=None,
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{where}expected a pandas DataFrame, got {type(frame).__name__}")
+        raise InputTypeError(f"{where}expected a pandas DataFrame, got {type(frame).__name__}")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")

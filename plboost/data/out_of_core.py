@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries
 from . import _svmlight_kernels as _kernels
 from . import cache as _cache
@@ -566,7 +567,7 @@ def _lightgbm_rows_class() -> type:
                 if isinstance(index, list):  # Dataset.subset
                     return np.stack([self.data.rows(i, i + 1)[0] for i in index]) if index else \
                         np.empty((0, self.data.n_features), dtype=self.data.dtype)
-                raise TypeError(f"rows are taken by integer, slice or list, not {type(index).__name__}")
+                raise InputTypeError(f"rows are taken by integer, slice or list, not {type(index).__name__}")
 
         _CLASSES["Rows"] = Rows
     return _CLASSES["Rows"]

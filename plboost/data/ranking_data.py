@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
 from .frames import DEFAULT_LABEL, DEFAULT_QUERY, frame_arrays
 
@@ -70,7 +71,7 @@ class RankingData:
             self.source = Path(self.source)
         if self.feature_names is not None:
             if isinstance(self.feature_names, str):
-                raise TypeError("feature_names must be a sequence of names, not a string")
+                raise InputTypeError("feature_names must be a sequence of names, not a string")
             self.feature_names = tuple(str(name) for name in self.feature_names)
             if len(self.feature_names) != self.X.shape[1]:
                 raise ValueError(f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns of X")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputTypeError
 from . import svmlight
 from .out_of_core import OutOfCoreData, checked_memory_budget, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
@@ -126,7 +127,7 @@ _SHARED_OPTIONS = ("dtype", "max_label", "n_features", "cache", "progress")
 def _load_table(path, table_options: dict, options: dict) -> RankingData:
     unknown = sorted(set(options) - set(_SHARED_OPTIONS) - set(SVMLIGHT_OPTIONS))
     if unknown:
-        raise TypeError(f"load_splits: unknown option {unknown[0]!r}")
+        raise InputTypeError(f"load_splits: unknown option {unknown[0]!r}")
     data = load_table(path, **table_options, **{name: options[name] for name in ("dtype", "max_label")
                                                  if name in options})
     n_features = options.get("n_features")

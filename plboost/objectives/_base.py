@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
 from .._jit import activate, kernel, over_queries, run_in_threads, thread_count
 from .._numerics import stable_argsort
@@ -408,7 +409,7 @@ class RankingObjective:
         engine = engine_of(dataset, default=None)
         if engine is None:
             labels = " or ".join(engine.label for engine in ENGINES.values())
-            raise TypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset); got a "
+            raise InputTypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset); got a "
                             f"{type(dataset).__name__}. For lgb.LGBMRanker pass objective={type(self).__name__}(...)"
                             ".sklearn(); for arrays use .gradients(scores, labels, offsets)")
         return engine

@@ -1,0 +1,11 @@
+"""Error types for what a user of plboost can get wrong, so that they can be told from plboost's own bugs.
+
+A ValueError (a value out of range, a malformed file) or an :class:`InputTypeError` (a value of the wrong type)
+raised by plboost is the caller's to fix, and the ``plboost`` command shows it as one line. A plain TypeError
+raised by Python itself (an operand of the wrong type deep inside plboost) is a bug: the command shows its
+traceback and asks for a report.
+"""
+
+
+class InputTypeError(TypeError):
+    """An argument, column or dataset of a type plboost does not take; the message names it."""
