@@ -26,7 +26,8 @@ import traceback
 import warnings
 from pathlib import Path
 
-from . import __version__, _params, metrics
+from . import _params, metrics
+from ._version import __version__
 from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
 from .engines.openmp import limit_spinning

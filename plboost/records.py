@@ -81,7 +81,7 @@ def file_identity(entry: dict | None) -> tuple:
 
 def package_versions() -> dict:
     """Versions of the packages that decide a run's result (:data:`VERSIONED_PACKAGES`)."""
-    from . import __version__
+    from ._version import __version__
 
     return {"plboost": __version__, **{name: engine.version for name, engine in ENGINES.items()}}
 

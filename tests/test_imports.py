@@ -136,3 +136,36 @@ def test_the_private_import_walk_finds_one(tmp_path, monkeypatch):
     (package / "user.py").write_text("from . import _helpers\nfrom ._helpers import _hidden\n")
     monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
     assert private_imports() == ["plboost.user: from plboost._helpers import _hidden"]
+
+
+#: the house's floors (docs/architecture.md): a module imports only from its own floor and the floors below;
+#: the longest matching prefix gives a module's floor
+FLOORS = {
+    # 0: foundations, no plboost imports above them
+    "plboost.errors": 0, "plboost._version": 0, "plboost._jit": 0, "plboost._numerics": 0, "plboost._random": 0,
+    "plboost._queries": 0, "plboost._engine_registry": 0, "plboost._params": 0,
+    # 1: kernels and what is computed from scores: objectives, metrics, significance tests
+    "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1,
+    # 2: data
+    "plboost.data": 2,
+    # 3: training, and what one training run needs around it
+    "plboost.engines": 3, "plboost.tuning": 3, "plboost.records": 3, "plboost.outputs": 3, "plboost.cv": 3,
+    # 4: experiments (comparisons of many runs)
+    "plboost.experiment": 4, "plboost.winning": 4,
+    # 5: the faces: the command, scikit-learn, the package
+    "plboost.cli": 5, "plboost.__main__": 5, "plboost.sklearn": 5, "plboost": 5,
+}
+
+
+def floor_of(module: str) -> int:
+    prefixes = [p for p in FLOORS if module == p or module.startswith(p + ".")]
+    assert prefixes, f"{module} is on no floor: add it to FLOORS and to docs/architecture.md"
+    return FLOORS[max(prefixes, key=len)]
+
+
+def test_every_import_goes_to_the_same_floor_or_below():
+    upward = [f"{source} (floor {floor_of(source)}) imports {target} (floor {floor_of(target)})"
+              for source, targets in import_graph().items() for target in sorted(targets)
+              if floor_of(target) > floor_of(source)]
+    assert upward == []
+    assert floor_of("plboost.objectives.plrank") == 1 and floor_of("plboost") == 5

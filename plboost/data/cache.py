@@ -40,7 +40,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 
 #: environment variable naming the cache's root directory
 CACHE_DIR_ENV = "PLBOOST_CACHE_DIR"
