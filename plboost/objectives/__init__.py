@@ -12,7 +12,7 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, stop_at_low
 
 from ._base import RankingObjective, registry
 from .listnet import ListNet
-from .palistmle import PositionAwareListMLE
+from .pa_listmle import PositionAwareListMLE
 from .partition import PLLowerBound, PLPartition
 from .pl_rank3 import PLRank3
 from .plrank import PLRank, PLRankState

@@ -323,3 +323,13 @@ def test_the_command_line_trains_it_on_mq2008(shared_data, tmp_path, capsys):
     assert main(["train", "--train", str(fold / "train.txt.gz"), "--objective", "pa_listmle", "--param",
                  "position_weights=[1, 0.5]", "--rounds", "2", "--quiet"]) == 2
     assert "position_weights must hold top_k = 10 weights, got 2" in capsys.readouterr().err
+
+
+def test_the_former_module_name_still_imports_with_a_deprecation_warning():
+    import importlib
+    import sys
+
+    sys.modules.pop("plboost.objectives.palistmle", None)
+    with pytest.warns(DeprecationWarning, match="plboost.objectives.palistmle is now plboost.objectives.pa_listmle"):
+        old = importlib.import_module("plboost.objectives.palistmle")
+    assert old.PositionAwareListMLE is PositionAwareListMLE
