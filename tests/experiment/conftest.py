@@ -1,0 +1,17 @@
+"""Fixtures of the experiment layer's tests: small synthetic splits, and two synthetic LETOR-style datasets."""
+
+import pytest
+from experiment_helpers import write_folds
+
+from plboost.data import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return [make_synthetic(n_queries=n, seed=seed) for n, seed in ((80, 1), (30, 2), (30, 3))]
+
+
+@pytest.fixture(scope="module")
+def two_datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("datasets")
+    return write_folds(root / "alpha", 1), write_folds(root / "beta", 2)
