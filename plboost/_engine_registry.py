@@ -425,3 +425,10 @@ def engine_of_model_format(kind: str) -> Engine:
 
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "LIGHTGBM", "XGBOOST", "Engine", "LightGBM", "XGBoost", "dataset_labels",
            "engine_of", "engine_of_model_format", "get_engine", "registry"]
+
+
+#: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by the objective's
+#: exact Newton step ("exact", PLRank's, on the engines below; :mod:`plboost.engines.exact_leaves`)
+LEAF_VALUES = ("diagonal", "exact")
+#: the engines whose trees can take exact leaf values
+EXACT_LEAF_ENGINES = tuple(name for name, engine in ENGINES.items() if engine.exact_leaves)

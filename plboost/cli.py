@@ -26,9 +26,11 @@ import traceback
 import warnings
 from pathlib import Path
 
-from . import _params, metrics
+from . import _values, metrics
 from ._version import __version__
-from ._params import LEAF_VALUES, PAPER_METRICS, MissingExtra
+from ._engine_registry import LEAF_VALUES
+from ._extras import MissingExtra
+from .metrics import PAPER_METRICS
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
@@ -39,10 +41,10 @@ from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_f
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
-    """``"top_k=10"`` -> ``("top_k", 10)``, as :func:`plboost._params.parse_assignment` reads it (the same as
+    """``"top_k=10"`` -> ``("top_k", 10)``, as :func:`plboost._values.parse_assignment` reads it (the same as
     in ``compare --run``), for argparse."""
     try:
-        return _params.parse_assignment(text)
+        return _values.parse_assignment(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

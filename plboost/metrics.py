@@ -34,6 +34,10 @@ from plboost.errors import InputTypeError
 
 __all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate"]
 
+#: the metrics of the PLRank paper's Table 1: what winning numbers summarise by default
+PAPER_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
+#: the metrics of a comparison table and its significance tests: the paper's, and ERR of the whole list
+TABLE_METRICS = PAPER_METRICS + ("ERR",)
 #: Value of an undefined (0/0) NDCG or AP under each ``no_relevant`` policy.
 _NO_RELEVANT_VALUE = {"one": 1.0, "zero": 0.0, "exclude": np.nan}
 #: the ``no_relevant`` policies, for command lines and checks

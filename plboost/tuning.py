@@ -385,6 +385,6 @@ def spaces_from_toml(table: dict, where: str) -> dict:
 def load_overrides(path) -> dict:
     """The search-space overrides of a comparison's TOML config (its ``[tune]`` table; see
     :func:`spaces_from_toml`); {} when it has none."""
-    from ._params import read_toml
+    from ._values import read_toml
 
     return spaces_from_toml(read_toml(path).get("tune", {}), str(path))

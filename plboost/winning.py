@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._params import PAPER_METRICS
+from .metrics import PAPER_METRICS
 from .significance import load_per_query  # noqa: F401  (re-exported: the input of significant winning numbers)
 from .significance import pairwise_significance
 

@@ -29,7 +29,7 @@ import lightgbm as lgb
 import numpy as np
 
 from plboost import metrics
-from plboost._params import parse_assignment, split_list
+from plboost._values import parse_assignment, split_list
 from plboost.data import make_synthetic
 from plboost.data.splits import load_splits
 from plboost.objectives import UMart, get_objective

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._params import MissingExtra
+from .._extras import MissingExtra
 from .._queries import DEFAULT_MAX_LABEL
 from .frames import DEFAULT_LABEL, DEFAULT_QUERY, feature_columns, frame_arrays
 from .ranking_data import RankingData
@@ -84,7 +84,7 @@ def load_table(path, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=None, so
 
 
 def import_pyarrow(path=None):
-    """pyarrow's Parquet module, or :class:`plboost._params.MissingExtra` saying how to install it."""
+    """pyarrow's Parquet module, or :class:`plboost._extras.MissingExtra` saying how to install it."""
     try:
         import pyarrow.parquet as pq
     except ImportError as error:

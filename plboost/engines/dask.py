@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._params import import_extra
+from .._extras import import_extra
 from .._engine_registry import get_engine
 from . import adapter
 from ._base import TrainedModel, describe_objective

@@ -14,14 +14,13 @@ import numpy as np
 
 from .. import metrics
 from .._engine_registry import LIGHTGBM as ENGINE
-from .._params import check_leaf_values
 from ..data.out_of_core import OutOfCoreData
 from ..data.splits import training_data
 from ..objectives import RankingObjective
 from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
-from .parameters import check_engine_params
+from .parameters import check_engine_params, check_leaf_values
 
 #: LightGBM's ndcg metric and lambdarank objective refuse queries of more documents (its ``kMaxPosition``)
 LIGHTGBM_MAX_QUERY = 10000

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import difflib
 
-from .._engine_registry import get_engine
+from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES, get_engine
+from ..objectives import OBJECTIVES
 
 #: what a parameter plboost sets itself would change, and the option that sets it, by what it is
 #: (:attr:`plboost._engine_registry.Engine.set_by_plboost` and ``run_settings`` name each engine's parameters)
@@ -87,3 +88,24 @@ def _same_as_plboost(engine, role: str, value, eval_at: int | None) -> bool:
     """Whether ``value`` of a parameter that is ``role`` is the NDCG plboost sets anyway."""
     values = value if isinstance(value, (list, tuple)) else [value]
     return role == "metric" and engine.is_plboost_ndcg(values, eval_at)
+
+
+def check_leaf_values(leaf_values: str, engine: str, objective=None, *, dask: bool = False) -> None:
+    """Refuse a ``leaf_values`` setting that cannot train with ``engine`` and ``objective`` (a name or a
+    plboost objective), or on Dask: every entry point calls this, so all give the same message."""
+    if leaf_values not in LEAF_VALUES:
+        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
+    if leaf_values == "diagonal":
+        return
+    if engine not in EXACT_LEAF_ENGINES:
+        only = " and ".join(get_engine(name).label for name in EXACT_LEAF_ENGINES)
+        raise ValueError(f"leaf_values={leaf_values!r} is for {only} only (it rewrites leaves with "
+                         f"Booster.set_leaf_output); {get_engine(engine).label} trains with the diagonal hessians")
+    if objective is not None:
+        cls = OBJECTIVES.get(objective) if isinstance(objective, str) else type(objective)
+        if not getattr(cls, "exact_leaves", False):
+            name = objective if isinstance(objective, str) else getattr(objective, "name", objective)
+            raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {name}")
+    if dask:
+        raise ValueError("exact leaf values are not available on Dask (the leaves would be rewritten on one "
+                         "machine while the workers keep their own scores)")

@@ -8,13 +8,12 @@ import numpy as np
 import xgboost as xgb
 
 from .._engine_registry import XGBOOST as ENGINE
-from .._params import check_leaf_values
 from ..data.out_of_core import OutOfCoreData
 from ..data.splits import training_data
 from ..objectives import RankingObjective
 from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
-from .parameters import check_engine_params
+from .parameters import check_engine_params, check_leaf_values
 
 
 class _Watch(xgb.callback.TrainingCallback):

@@ -8,7 +8,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .._params import plain_value as _plain
+from .._values import plain_value as _plain
 from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
 from .results import Comparison, FoldResult

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._params import TABLE_METRICS, import_extra
+from .._extras import import_extra
+
+from ..metrics import TABLE_METRICS
 from ..records import environment_versions
 from ..significance import marker
 from ..tuning import TUNING_COLUMNS
@@ -170,7 +172,7 @@ def interval_table(comparison, significance, metric_names=TABLE_METRICS) -> str:
 
 
 def plotting():
-    """matplotlib with its :mod:`matplotlib.figure`, or :class:`plboost._params.MissingExtra` saying how to
+    """matplotlib with its :mod:`matplotlib.figure`, or :class:`plboost._extras.MissingExtra` saying how to
     install it (call before a long comparison whose plot is wanted)."""
     import_extra("matplotlib.figure", "plotting", "'plboost[plot]'")
     import matplotlib

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import engines
-from .._params import TABLE_METRICS
+from ..metrics import TABLE_METRICS
 from ..significance import paired_tests
 from . import reports
 

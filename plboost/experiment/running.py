@@ -13,7 +13,8 @@ import numpy as np
 from .. import engines, metrics
 from ..data import load_svmlight, make_synthetic
 from ..data.splits import predict_scores
-from .._params import check_leaf_values, import_extra
+from .._extras import import_extra
+from ..engines.parameters import check_leaf_values
 from ..engines import TrainedModel
 from ..records import environment_versions
 from .spec import RunSpec

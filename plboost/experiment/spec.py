@@ -13,7 +13,8 @@ from pathlib import Path
 
 
 from .. import engines, metrics
-from .._params import check_leaf_values, parse_assignment, plain_value, read_toml, split_list
+from .._values import parse_assignment, plain_value, read_toml, split_list
+from ..engines.parameters import check_leaf_values
 from ..engines.parameters import canonical_engine_params, check_engine_params
 from ..objectives import OBJECTIVES
 
@@ -192,7 +193,7 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     'plrank(n_permutations=3) [lightgbm, exact leaves]'
 
     ``leaf_values`` is a training option, not an objective parameter. Values are read as on the command
-    line (:func:`plboost._params.parse_value`); a comma inside brackets or quotes does not end one.
+    line (:func:`plboost._values.parse_value`); a comma inside brackets or quotes does not end one.
     """
     head, *assignments = [part.strip() for part in split_list(text)]
     objective, _, engine = head.partition("@")

@@ -32,7 +32,7 @@ from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
 from .._jit import activate, kernel, over_queries, run_in_threads, thread_count
 from .._numerics import stable_argsort
-from .._params import plain_value
+from .._values import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
                         offsets_from_sizes)
 from .._random import splitmix64
@@ -184,6 +184,9 @@ class RankingObjective:
     #: ``Dimension`` fields, e.g. ``{"window": {"low": 1, "high": 10, "default": 2}}``; empty: only the engine's
     search_space: dict[str, dict] = {}
     _max_cached_datasets = 8
+    #: whether trees can take the objective's exact Newton leaf values (``leaf_values="exact"``: a
+    #: ``leaf_curvature`` method; :mod:`plboost.engines.exact_leaves`)
+    exact_leaves: bool = False
     #: gradients depend on the scores only through softmaxes of them, so the kernels get them relative to
     #: each query's top, with wide gaps narrowed (see ``_relative_scores``)
     _softmax_of_scores = True

@@ -150,6 +150,7 @@ class PositionAwareListMLE(PLRank):
     """
 
     name = "pa_listmle"
+    exact_leaves = False  # PLRank's leaf curvature is the unweighted one
     demo_runs = ()
     #: PLRank's dimensions (no exact leaves) and the named weightings; explicit weights are not searched, and
     #: a configuration that gives them fixes top_k (:meth:`search_fixed_by`)

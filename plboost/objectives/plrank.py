@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._params import EXACT_LEAF_ENGINES, LEAF_VALUES
+from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import exp_vectorizable, logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
@@ -517,6 +517,7 @@ class PLRank(RankingObjective):
     """
 
     name = "plrank"
+    exact_leaves = True
     #: the demo's configurations (``plboost demo``): one permutation and the paper's recommended three
     demo_runs = ("plrank,n_permutations=1", "plrank,n_permutations=3")
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},

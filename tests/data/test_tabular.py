@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from plboost._params import MissingExtra
+from plboost._extras import MissingExtra
 from plboost._queries import InvalidLabelError, NonContiguousQueryError
 from plboost.data import RankingData, is_table, load_splits, load_svmlight, load_table, make_synthetic
 

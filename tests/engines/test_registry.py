@@ -82,7 +82,8 @@ def test_each_engine_reads_labels_and_queries_of_its_dataset():
 
 
 def test_only_lightgbm_takes_exact_leaf_values():
-    from plboost._params import EXACT_LEAF_ENGINES, check_leaf_values
+    from plboost._engine_registry import EXACT_LEAF_ENGINES
+    from plboost.engines.parameters import check_leaf_values
 
     assert EXACT_LEAF_ENGINES == ("lightgbm",)
     with pytest.raises(ValueError, match="is for LightGBM only .*; XGBoost trains with the diagonal hessians"):

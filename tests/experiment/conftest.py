@@ -1,9 +1,14 @@
 """Fixtures of the experiment layer's tests: small synthetic splits, and two synthetic LETOR-style datasets."""
 
 import pytest
-from experiment_helpers import write_folds
 
-from plboost.data import make_synthetic
+from plboost.data import make_synthetic, write_synthetic_splits
+
+
+def write_folds(directory, seed, n_folds=2):
+    for fold in range(1, n_folds + 1):
+        write_synthetic_splits(directory / f"Fold{fold}", n_queries=(30, 10, 10), seed=seed * 10 + fold)
+    return directory
 
 
 @pytest.fixture(scope="module")

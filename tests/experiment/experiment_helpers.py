@@ -3,14 +3,7 @@
 import csv
 
 from plboost.cli import main
-from plboost.data import write_synthetic_splits
 from plboost.experiment import RunSpec, parse_run
-
-
-def write_folds(directory, seed, n_folds=2):
-    for fold in range(1, n_folds + 1):
-        write_synthetic_splits(directory / f"Fold{fold}", n_queries=(30, 10, 10), seed=seed * 10 + fold)
-    return directory
 
 
 def cli_spec(text):

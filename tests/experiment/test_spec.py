@@ -52,7 +52,7 @@ def _cli_error(argv, capsys) -> str:
     ("lightgbm", "umart", "exact leaf values are defined for PLRank (the paper's Eqn. 9), not umart"),
 ])
 def test_leaf_values_are_refused_with_one_message_everywhere(splits, tmp_path, capsys, engine, objective, expected):
-    from plboost._params import check_leaf_values
+    from plboost.engines.parameters import check_leaf_values
     from plboost.engines import resolve_objective, train
 
     with pytest.raises(ValueError) as raised:
@@ -76,7 +76,7 @@ def test_leaf_values_are_refused_with_one_message_everywhere(splits, tmp_path, c
 
 
 def test_leaf_values_on_dask_and_bad_names_are_refused_alike(splits):
-    from plboost._params import check_leaf_values
+    from plboost.engines.parameters import check_leaf_values
     from plboost.engines import train
     from plboost.experiment import run_dask
     from plboost.objectives import PLRank
@@ -120,7 +120,7 @@ def test_datasets_get_one_output_directory_each(tmp_path):
 def test_optional_dependencies_name_how_to_install_them(monkeypatch):
     import sys
 
-    from plboost._params import MissingExtra
+    from plboost._extras import MissingExtra
     from plboost.cli import failure_message
     from plboost.experiment import dask_client, plotting
 

@@ -12,7 +12,7 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics
-from plboost._params import check_leaf_values
+from plboost.engines.parameters import check_leaf_values
 from plboost.data import make_synthetic
 from plboost.engines.exact_leaves import ExactLeafValues
 from plboost.objectives import PLRank, PositionAwareListMLE, get_objective

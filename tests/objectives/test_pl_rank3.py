@@ -14,7 +14,7 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics
-from plboost._params import check_leaf_values
+from plboost.engines.parameters import check_leaf_values
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank3, UMart, get_objective
 from plboost.objectives._base import QueryData

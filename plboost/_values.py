@@ -1,26 +1,12 @@
-"""Rules shared by the command line, the experiment driver and the engines, each in one place: how
-``KEY=VALUE`` text becomes a value, which ``leaf_values`` settings can train, the metrics that tables and
-summaries show, and how a missing optional dependency is reported."""
+"""How ``KEY=VALUE`` text becomes a value, one rule for the command line, TOML files, run specs and scripts, and
+the plain form of a parameter's value for comparing and hashing."""
 
 from __future__ import annotations
 
 import ast
-import importlib
 import tomllib
 
 import numpy as np
-
-from ._engine_registry import ENGINES, get_engine
-
-#: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by
-#: PLRank's exact Newton step ("exact", LightGBM only; :mod:`plboost.engines.exact_leaves`)
-LEAF_VALUES = ("diagonal", "exact")
-#: the engines whose trees can take exact leaf values
-EXACT_LEAF_ENGINES = tuple(name for name, engine in ENGINES.items() if engine.exact_leaves)
-#: the metrics of the PLRank paper's Table 1: what winning numbers summarise by default
-PAPER_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
-#: the metrics of a comparison table and its significance tests: the paper's, and ERR of the whole list
-TABLE_METRICS = PAPER_METRICS + ("ERR",)
 
 _WORDS = {"true": True, "false": False, "none": None, "null": None}
 
@@ -91,37 +77,6 @@ def split_list(text: str) -> list[str]:
             parts.append(text[start:i])
             start = i + 1
     return parts + [text[start:]]
-
-
-def check_leaf_values(leaf_values: str, engine: str, objective=None, *, dask: bool = False) -> None:
-    """Refuse a ``leaf_values`` setting that cannot train with ``engine`` and ``objective`` (a name or a
-    plboost objective), or on Dask: every entry point calls this, so all give the same message."""
-    if leaf_values not in LEAF_VALUES:
-        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
-    if leaf_values == "diagonal":
-        return
-    if engine not in EXACT_LEAF_ENGINES:
-        only = " and ".join(get_engine(name).label for name in EXACT_LEAF_ENGINES)
-        raise ValueError(f"leaf_values={leaf_values!r} is for {only} only (it rewrites leaves with "
-                         f"Booster.set_leaf_output); {get_engine(engine).label} trains with the diagonal hessians")
-    name = objective if isinstance(objective, str) or objective is None else getattr(objective, "name", objective)
-    if objective is not None and name != "plrank":
-        raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {name}")
-    if dask:
-        raise ValueError("exact leaf values are not available on Dask (the leaves would be rewritten on one "
-                         "machine while the workers keep their own scores)")
-
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message says how to install it."""
-
-
-def import_extra(module: str, purpose: str, install: str):
-    """``module`` imported, or :class:`MissingExtra`: ``"<purpose> needs <package>: pip install <install>"``."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise MissingExtra(f"{purpose} needs {module.split('.')[0]}: pip install {install}") from error
 
 
 def read_toml(path) -> dict:
