@@ -54,6 +54,7 @@ import time
 import numpy as np
 
 from .. import metrics
+from .._engine_registry import ENGINES
 from .._jit import kernel
 from ..objectives import PLRank
 
@@ -63,23 +64,7 @@ except ImportError:  # pragma: no cover - older LightGBM: plain tuples
     def _EvalResult(*fields):
         return tuple(fields)
 
-#: LightGBM's names for the parameters read here (its documented aliases)
-_ALIASES = {
-    "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
-    "lambda_l1": ("lambda_l1", "reg_alpha", "l1_regularization"),
-    "lambda_l2": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
-    "max_delta_step": ("max_delta_step", "max_tree_output", "max_leaf_output"),
-    "boosting": ("boosting", "boosting_type", "boost"),
-    "data_sample_strategy": ("data_sample_strategy",),
-    "bagging_fraction": ("bagging_fraction", "sub_row", "subsample", "bagging"),
-    "bagging_freq": ("bagging_freq", "subsample_freq"),
-    "pos_bagging_fraction": ("pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging"),
-    "neg_bagging_fraction": ("neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
-    "path_smooth": ("path_smooth",),
-    "linear_tree": ("linear_tree", "linear_trees"),
-    "monotone_constraints": ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst"),
-    "num_class": ("num_class", "num_classes"),
-}
+#: LightGBM's defaults of the parameters read here
 _DEFAULTS = {"learning_rate": 0.1, "lambda_l1": 0.0, "lambda_l2": 0.0, "max_delta_step": 0.0, "boosting": "gbdt",
              "data_sample_strategy": "bagging", "bagging_fraction": 1.0, "bagging_freq": 0,
              "pos_bagging_fraction": 1.0, "neg_bagging_fraction": 1.0, "path_smooth": 0.0, "linear_tree": False,
@@ -87,10 +72,12 @@ _DEFAULTS = {"learning_rate": 0.1, "lambda_l1": 0.0, "lambda_l2": 0.0, "max_delt
 
 
 def lightgbm_param(params: dict, name: str):
-    """The value of LightGBM parameter ``name`` in ``params`` under any of its aliases, else the default."""
-    for alias in _ALIASES[name]:
-        if alias in params:
-            return params[alias]
+    """The value of LightGBM parameter ``name`` in ``params`` under any of its aliases (LightGBM's own alias
+    table, read through the engine registry), else the default."""
+    canonical = ENGINES["lightgbm"].canonical_names()
+    for key, value in params.items():
+        if canonical.get(key, key) == name:
+            return value
     return _DEFAULTS[name]
 
 
