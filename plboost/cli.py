@@ -31,7 +31,7 @@ from ._version import __version__
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
 from .metrics import PAPER_METRICS
-from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, ENGINES
+from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
 from .data.splits import checked_options
@@ -225,9 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_training_options(parser):
     parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE)
-    parser.add_argument("--rounds", type=_positive_int, default=100, help="boosting rounds (default 100)")
-    parser.add_argument("--learning-rate", type=float, default=0.1)
-    parser.add_argument("--num-leaves", type=_positive_int, default=31)
+    parser.add_argument("--rounds", type=_positive_int, default=DEFAULT_SETTINGS.rounds,
+                        help="boosting rounds (default %(default)s)")
+    parser.add_argument("--learning-rate", type=float, default=DEFAULT_SETTINGS.learning_rate,
+                        help="default %(default)s")
+    parser.add_argument("--num-leaves", type=_positive_int, default=DEFAULT_SETTINGS.num_leaves,
+                        help="default %(default)s")
     parser.add_argument("--early-stopping", type=_positive_int, metavar="N",
                         help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
     parser.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
@@ -630,7 +633,7 @@ def _demo(args) -> int:
         directory = args.out or Path(scratch)
         write_synthetic_splits(directory / "data", n_queries=(args.queries, args.queries // 3, args.queries // 3),
                                seed=args.seed)
-        defaults = RunSpec(rounds=args.rounds, learning_rate=0.1, num_leaves=31, early_stopping=30, seed=args.seed)
+        defaults = RunSpec(rounds=args.rounds, early_stopping=30, seed=args.seed)
         specs = [parse_run(text, defaults) for text in demo_runs()]
         result = compare(specs, find_layout(directory / "data"), progress=not args.quiet,
                          out_dir=directory / "results" if args.out else None, resume=False,

@@ -21,7 +21,7 @@ from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
 from .data import RankingData
-from .engines import resolve_objective, train
+from .engines import DEFAULT_SETTINGS, TrainingSettings, resolve_objective, train
 from .objectives import RankingObjective
 
 #: the column of a DataFrame ``X`` that holds the query ids, as XGBoost's ``XGBRanker`` reads it
@@ -99,8 +99,9 @@ class Ranker(BaseEstimator):
     """
 
     def __init__(self, objective: RankingObjective | str = "plrank", engine: str = DEFAULT_ENGINE, *,
-                 n_estimators: int = 100, learning_rate: float = 0.1, num_leaves: int = 31, eval_at: int = 10,
-                 importance_type: str = "split", random_state=0, **engine_params):
+                 n_estimators: int = DEFAULT_SETTINGS.rounds, learning_rate: float = DEFAULT_SETTINGS.learning_rate,
+                 num_leaves: int = DEFAULT_SETTINGS.num_leaves, eval_at: int = DEFAULT_SETTINGS.eval_at,
+                 importance_type: str = "split", random_state=DEFAULT_SETTINGS.seed, **engine_params):
         self.objective = objective
         self.engine = engine
         self.n_estimators = n_estimators
@@ -158,11 +159,13 @@ class Ranker(BaseEstimator):
         seed = (self.random_state if isinstance(self.random_state, numbers.Integral)
                 else int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)))
         name, objective_params = (objective, {}) if isinstance(objective, RankingObjective) else objective
-        trained = train(engine.name, name, train_data, valid_data, rounds=_positive("n_estimators", self.n_estimators),
-                        learning_rate=float(self.learning_rate), num_leaves=_positive("num_leaves", self.num_leaves),
-                        early_stopping=early_stopping_rounds or None, eval_at=_positive("eval_at", self.eval_at),
-                        engine_params={**objective_params, **self._engine_params}, seed=int(seed),
-                        progress=bool(verbose))
+        settings = TrainingSettings(rounds=_positive("n_estimators", self.n_estimators),
+                                    learning_rate=float(self.learning_rate),
+                                    num_leaves=_positive("num_leaves", self.num_leaves),
+                                    early_stopping=early_stopping_rounds or None,
+                                    eval_at=_positive("eval_at", self.eval_at),
+                                    engine_params={**objective_params, **self._engine_params}, seed=int(seed))
+        trained = train(engine.name, name, train_data, valid_data, settings, progress=bool(verbose))
         self.objective_ = name
         self.booster_ = trained.booster
         self.best_iteration_ = trained.best_iteration

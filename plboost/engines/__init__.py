@@ -17,6 +17,7 @@ from pathlib import Path
 from .._engine_registry import DEFAULT_ENGINE, ENGINES, Engine, engine_of, engine_of_model_format, get_engine
 from ..objectives import OBJECTIVES, get_objective
 from ._base import SavedModel, TrainedModel, describe_objective, engine_message, engine_refusal
+from .settings import DEFAULT_SETTINGS, TrainingSettings
 
 #: the engines' own objectives that plboost can train and compare against, by engine
 BUILTIN_OBJECTIVES = {name: engine.builtin_objectives for name, engine in ENGINES.items()}
@@ -63,11 +64,14 @@ def check_engine(engine: str) -> None:
     get_engine(engine)
 
 
-def train(engine: str, objective, train_data, valid_data=None, **kwargs) -> TrainedModel:
-    """Train with ``engine`` (a name of :data:`ENGINES`); see the engine's adapter module for the arguments."""
-    return adapter(engine).train(objective, train_data, valid_data, **kwargs)
+def train(engine: str, objective, train_data, valid_data=None, settings: TrainingSettings | None = None,
+          **kwargs) -> TrainedModel:
+    """Train with ``engine`` (a name of :data:`ENGINES`) under ``settings`` (:class:`TrainingSettings`, or its
+    fields as keywords); see the engine's adapter module for the other arguments."""
+    return adapter(engine).train(objective, train_data, valid_data, settings, **kwargs)
 
 
-__all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "ENGINES", "Engine", "SavedModel", "TrainedModel", "adapter",
+__all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "SavedModel",
+           "TrainedModel", "TrainingSettings", "adapter",
            "check_engine", "describe_objective", "engine_message", "engine_of", "engine_refusal", "get_engine",
            "load_model", "resolve_objective", "train"]

@@ -29,7 +29,8 @@ from .._extras import import_extra
 from .._engine_registry import get_engine
 from . import adapter
 from ._base import TrainedModel, describe_objective
-from .parameters import check_engine_params
+from .parameters import check_engine_params, check_leaf_values
+from .settings import TrainingSettings, training_settings
 
 dask = import_extra("dask", "training on Dask", "'plboost[dask]'")
 da = import_extra("dask.array", "training on Dask", "'plboost[dask]'")
@@ -182,10 +183,8 @@ def _group_sizes_per_chunk(qid):
     return da.concatenate([da.from_delayed(b, shape=(c,), dtype=np.int64) for b, c in zip(blocks, counts, strict=True)])
 
 
-def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds: int = 100,
-               learning_rate: float = 0.1, num_leaves: int = 31, early_stopping: int | None = None,
-               valid: DaskRankingData | None = None, eval_at: int = 10, engine_params: dict | None = None,
-               seed: int = 0) -> TrainedModel:
+def train_dask(engine: str, client, objective, train: DaskRankingData, settings: TrainingSettings | None = None, *,
+               valid: DaskRankingData | None = None, **setting_keywords) -> TrainedModel:
     """Train on the cluster of ``client``; returns a :class:`TrainedModel` holding a local booster.
 
     LightGBM trains through ``lightgbm.DaskLGBMRanker`` (a plboost objective through its ``.sklearn()``
@@ -195,10 +194,13 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, *, rounds
     (the default), LightGBM's network set-up lines are hidden on the workers during training; an engine's
     refusal of a parameter raises ValueError.
     """
+    s = training_settings(settings, setting_keywords)
+    if s.leaf_values != "diagonal":
+        check_leaf_values(s.leaf_values, get_engine(engine).name, objective, dask=True)
     with client.as_current():
-        return _train_dask(engine, client, objective, train, rounds=rounds, learning_rate=learning_rate,
-                           num_leaves=num_leaves, early_stopping=early_stopping, valid=valid, eval_at=eval_at,
-                           engine_params=engine_params, seed=seed)
+        return _train_dask(engine, client, objective, train, rounds=s.rounds, learning_rate=s.learning_rate,
+                           num_leaves=s.num_leaves, early_stopping=s.early_stopping, valid=valid,
+                           eval_at=s.eval_at, engine_params=dict(s.engine_params), seed=s.seed)
 
 
 def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_leaves, early_stopping, valid,

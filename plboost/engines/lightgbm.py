@@ -21,6 +21,7 @@ from ._base import TrainedModel, describe_objective, engine_message, engine_refu
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
 from .parameters import check_engine_params, check_leaf_values
+from .settings import TrainingSettings, training_settings
 
 #: LightGBM's ndcg metric and lambdarank objective refuse queries of more documents (its ``kMaxPosition``)
 LIGHTGBM_MAX_QUERY = 10000
@@ -79,11 +80,9 @@ def _plboost_ndcg(valid_data, eval_at: int):
     return feval
 
 
-def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
-                   num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
-                   engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                   leaf_values: str = "diagonal", on_round=None, out_of_core: bool | None = None,
-                   load_options: dict | None = None) -> TrainedModel:
+def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSettings | None = None, *,
+                   progress: bool = False, on_round=None, out_of_core: bool | None = None,
+                   load_options: dict | None = None, **setting_keywords) -> TrainedModel:
     """Train ``lgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     Parameters
@@ -105,26 +104,25 @@ def train_lightgbm(objective, train_data, valid_data=None, *, rounds: int = 100,
     load_options : dict, optional
         Options of :func:`plboost.data.load_splits` for files given by path (``memory_budget_bytes``, ``cache``,
         ``max_label``, ...).
-    rounds, learning_rate, num_leaves : tree parameters, as LightGBM names them.
-    early_stopping : int, optional
-        Stop when validation NDCG@eval_at has not improved for this many rounds (needs ``valid_data``).
-    engine_params : dict, optional
-        Further LightGBM parameters; they override the ones above.
-    seed : int
-        LightGBM's ``seed``.
+    settings : TrainingSettings, optional
+        Rounds, learning rate, leaves, early stopping, eval_at, seed, leaf values and further LightGBM
+        parameters (:class:`plboost.engines.settings.TrainingSettings`; default
+        :data:`~plboost.engines.settings.DEFAULT_SETTINGS`).
+        Its fields may also be given as keywords (``rounds=200, early_stopping=30``), which replace the
+        settings' values. ``leaf_values="exact"`` (PLRank only) writes the paper's exact Newton step into each
+        tree after it is grown (:mod:`plboost.engines.exact_leaves`); validation NDCG is then computed by
+        plboost from the rewritten trees.
     progress : bool
         Show a progress bar over the rounds.
-    leaf_values : "diagonal" or "exact"
-        "diagonal": LightGBM's leaf values from the summed per-document hessians. "exact" (PLRank only):
-        the paper's exact Newton step per leaf, written into each tree after it is grown
-        (:mod:`plboost.engines.exact_leaves`); validation NDCG is then computed by plboost from the
-        rewritten trees.
     on_round : callable, optional
         Called as ``on_round(round, score)`` after every round (1-based) with the validation NDCG@eval_at;
         an exception it raises (e.g. ``optuna.TrialPruned``) ends training and propagates.
 
     LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
+    s = training_settings(settings, setting_keywords)
+    rounds, learning_rate, num_leaves, early_stopping = s.rounds, s.learning_rate, s.num_leaves, s.early_stopping
+    eval_at, seed, leaf_values, engine_params = s.eval_at, s.seed, s.leaf_values, dict(s.engine_params)
     check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if leaf_values == "exact" and any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)):

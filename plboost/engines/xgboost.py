@@ -14,6 +14,7 @@ from ..objectives import RankingObjective
 from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
 from .parameters import check_engine_params, check_leaf_values
+from .settings import DEFAULT_SETTINGS, TrainingSettings, training_settings
 
 
 class _Watch(xgb.callback.TrainingCallback):
@@ -32,7 +33,9 @@ class _Watch(xgb.callback.TrainingCallback):
         return False
 
 
-def booster_params(objective, *, num_leaves: int = 31, learning_rate: float = 0.1, seed: int = 0, eval_at: int = 10,
+def booster_params(objective, *, num_leaves: int = DEFAULT_SETTINGS.num_leaves,
+                   learning_rate: float = DEFAULT_SETTINGS.learning_rate, seed: int = DEFAULT_SETTINGS.seed,
+                   eval_at: int = DEFAULT_SETTINGS.eval_at,
                    engine_params: dict | None = None) -> dict:
     """XGBoost's parameters for plboost's tree parameters, on one machine and on Dask alike: leaf-wise growth
     (``grow_policy="lossguide"``) of at most ``num_leaves`` leaves and no depth limit, ``tree_method="hist"``,
@@ -55,11 +58,10 @@ def _matrix(data, params: dict, ref=None, *, external_memory: bool = True):
     return data.to_xgboost(ref=ref, max_bin=None if max_bin is None else int(max_bin), external_memory=external_memory)
 
 
-def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, learning_rate: float = 0.1,
-                  num_leaves: int = 31, early_stopping: int | None = None, eval_at: int = 10,
-                  engine_params: dict | None = None, seed: int = 0, progress: bool = False,
-                  leaf_values: str = "diagonal", on_round=None, out_of_core: bool | None = None,
-                  load_options: dict | None = None, external_memory: bool = True) -> TrainedModel:
+def train_xgboost(objective, train_data, valid_data=None, settings: TrainingSettings | None = None, *,
+                  progress: bool = False, on_round=None, out_of_core: bool | None = None,
+                  load_options: dict | None = None, external_memory: bool = True,
+                  **setting_keywords) -> TrainedModel:
     """Train ``xgb.train`` on :class:`~plboost.data.RankingData` and return a :class:`TrainedModel`.
 
     A plboost objective goes in through ``obj=`` (XGBoost's rankers refuse callables). The tree
@@ -77,6 +79,9 @@ def train_xgboost(objective, train_data, valid_data=None, *, rounds: int = 100, 
     XGBoost's refusal of a parameter (``max_bin=-5``, ``tree_method="bogus"``) raises ValueError naming it,
     without XGBoost's stack trace.
     """
+    s = training_settings(settings, setting_keywords)
+    rounds, learning_rate, num_leaves, early_stopping = s.rounds, s.learning_rate, s.num_leaves, s.early_stopping
+    eval_at, seed, leaf_values, engine_params = s.eval_at, s.seed, s.leaf_values, dict(s.engine_params)
     check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if isinstance(valid_data, OutOfCoreData) and not isinstance(train_data, OutOfCoreData):

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .. import engines, metrics
+from ..engines.settings import TrainingSettings
 from ..data import load_svmlight, make_synthetic
 from ..data.splits import predict_scores
 from .._extras import import_extra
@@ -86,9 +87,8 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
     :attr:`RunResult.evaluated_on` says which. ``on_round(round, validation NDCG)`` is called after every
     boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`).
     """
-    objective, arguments = _training_arguments(spec)
-    model = engines.train(spec.engine, objective, train, valid, **arguments, progress=progress,
-                          leaf_values=spec.leaf_values, on_round=on_round)
+    objective, settings = _training_arguments(spec)
+    model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
     evaluated = evaluation_spec(spec, train, valid, test)
@@ -96,13 +96,11 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
     return RunResult(spec, model, split, values, conventions)
 
 
-def _training_arguments(spec: RunSpec) -> tuple[object, dict]:
-    """The objective of ``spec`` and the engine's arguments for it, the same on one machine and on Dask (the
+def _training_arguments(spec: RunSpec) -> tuple[object, TrainingSettings]:
+    """The objective of ``spec`` and the engine's settings for it, the same on one machine and on Dask (the
     seeds shifted by the repeat, a built-in objective's parameters among the engine's)."""
     objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.seeded_objective_params)
-    return objective, {"rounds": spec.rounds, "learning_rate": spec.learning_rate, "num_leaves": spec.num_leaves,
-                       "early_stopping": spec.early_stopping, "eval_at": max(spec.eval_at),
-                       "engine_params": {**builtin_params, **spec.engine_params}, "seed": spec.seed + spec.repeat}
+    return objective, spec.training_settings({**builtin_params, **spec.engine_params})
 
 
 #: (objective, engine, leaf values) that :func:`warm_up` has run in this process
@@ -137,14 +135,14 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
 
     check_leaf_values(spec.leaf_values, spec.engine, spec.objective, dask=True)
     options = dict(load_options or {})
-    objective, arguments = _training_arguments(spec)
+    objective, settings = _training_arguments(spec)
     workers = len(client.scheduler_info()["workers"])
     train = ranking_collections(train_sources, n_partitions=n_partitions or (None if len(train_sources) > 1
                                                                               else max(workers, 1)),
                                 client=client, load_options=options)
     valid_data = (ranking_collections([valid], n_partitions=1, n_features=train.n_features, load_options=options)
                   if valid is not None else None)
-    model = train_dask(spec.engine, client, objective, train, valid=valid_data, **arguments)
+    model = train_dask(spec.engine, client, objective, train, settings, valid=valid_data)
     evaluated_on, path = next(((name, p) for name, p in (("test", test), ("valid", valid)) if p is not None),
                               (None, None))
     if path is None:

@@ -7,15 +7,14 @@ import difflib
 import hashlib
 import inspect
 import json
-import math
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 
 from .. import engines, metrics
 from .._values import parse_assignment, plain_value, read_toml, split_list
-from ..engines.parameters import check_leaf_values
-from ..engines.parameters import canonical_engine_params, check_engine_params
+from ..engines.parameters import canonical_engine_params, check_engine_params, check_leaf_values
+from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
 from ..objectives import OBJECTIVES
 
 
@@ -26,19 +25,19 @@ class RunSpec:
     objective: str = "plrank"
     objective_params: dict = field(default_factory=dict)
     engine: str = engines.DEFAULT_ENGINE
-    rounds: int = 100
-    learning_rate: float = 0.1
-    num_leaves: int = 31
-    early_stopping: int | None = None
+    rounds: int = DEFAULT_SETTINGS.rounds
+    learning_rate: float = DEFAULT_SETTINGS.learning_rate
+    num_leaves: int = DEFAULT_SETTINGS.num_leaves
+    early_stopping: int | None = DEFAULT_SETTINGS.early_stopping
     eval_at: tuple[int, ...] = (1, 3, 5, 10)
     engine_params: dict = field(default_factory=dict)
-    seed: int = 0
+    seed: int = DEFAULT_SETTINGS.seed
     no_relevant: str = "one"
     #: ERR's maximum grade; None: the data's label scale (the largest label of the split's files, at least 1)
     g_max: int | None = None
     #: one of LEAF_VALUES: "diagonal" (the engines' leaf values) or "exact" (PLRank's exact Newton leaves,
     #: LightGBM only)
-    leaf_values: str = "diagonal"
+    leaf_values: str = DEFAULT_SETTINGS.leaf_values
     #: repeat index: the engine's seed and the objective's own seed (where it has one) are shifted by it
     repeat: int = 0
 
@@ -46,23 +45,25 @@ class RunSpec:
         self.eval_at = tuple(int(k) for k in self.eval_at)
         if not self.eval_at or min(self.eval_at) < 1:
             raise ValueError(f"eval_at must be positive cut-offs, got {self.eval_at}")
-        for name in ("rounds", "num_leaves"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
+        self.training_settings()  # checks the training settings, as every entry point does
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)
         if int(self.repeat) < 0:
             raise ValueError(f"repeat must be >= 0, got {self.repeat}")
-        if not math.isfinite(float(self.learning_rate)):
-            raise ValueError(f"learning_rate must be a finite positive number, got {self.learning_rate}")
         self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
         check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
                             run_settings=True)
         if self.objective in engines.BUILTIN_OBJECTIVES.get(self.engine, ()):
             check_engine_params(self.engine, self.objective_params, objective=self.objective,
                                 eval_at=max(self.eval_at), run_settings=True, what="parameter of " + self.objective)
+
+    def training_settings(self, engine_params: dict | None = None) -> TrainingSettings:
+        """What the engine trains with: this spec's tree parameters, validation NDCG at its largest cut-off, the
+        engine's seed shifted by :attr:`repeat`, and ``engine_params`` (default: the spec's own)."""
+        return TrainingSettings(rounds=self.rounds, learning_rate=self.learning_rate, num_leaves=self.num_leaves,
+                                early_stopping=self.early_stopping, eval_at=max(self.eval_at),
+                                seed=self.seed + self.repeat, leaf_values=self.leaf_values,
+                                engine_params=self.engine_params if engine_params is None else engine_params)
 
     @property
     def seeded_objective_params(self) -> dict:
