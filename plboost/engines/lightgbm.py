@@ -121,8 +121,8 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     LightGBM's refusal of a parameter (``max_bin=-5``, ``num_leaves="abc"``) raises ValueError naming it.
     """
     s = training_settings(settings, setting_keywords)
-    rounds, learning_rate, num_leaves, early_stopping = s.rounds, s.learning_rate, s.num_leaves, s.early_stopping
-    eval_at, seed, leaf_values, engine_params = s.eval_at, s.seed, s.leaf_values, dict(s.engine_params)
+    rounds, early_stopping, eval_at, leaf_values = s.rounds, s.early_stopping, s.eval_at, s.leaf_values
+    engine_params = dict(s.engine_params)
     check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if leaf_values == "exact" and any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)):
@@ -130,14 +130,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
                          "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
     check_engine_params(ENGINE.name, engine_params, objective=name, eval_at=eval_at)
-    params = {"objective": objective, "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
-              "metric": "ndcg", "eval_at": [eval_at], "verbosity": -1}
-    if isinstance(train_data, OutOfCoreData):
-        # LightGBM otherwise tries a row-wise copy of the binned data to time it against the column-wise one:
-        # a one-off spike that made the out-of-core peak grow at 0.54-0.66 of the dense matrix's rate above
-        # 1M documents (docs/scaling.md); the histograms sum the same terms in the same order either way
-        params["force_col_wise"] = True
-    params.update(engine_params or {})
+    params = _booster_params(objective, train_data, s)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
     longest = max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None)
@@ -152,16 +145,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
         feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
     dataset_params = {k: v for k, v in params.items() if k != "objective"}
-    try:
-        with without_fatal_echo():  # bad parameters show here: LightGBM reads them all to build the bins
-            train_set = train_data.to_lightgbm(params=dataset_params).construct()
-    except lgb.basic.LightGBMError as error:
-        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
-    if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
-        raise ValueError(
-            f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
-            "or too rare to split with these parameters (min_data_in_leaf, min_data_in_bin, "
-            "feature_pre_filter); LightGBM itself would stop with 'Check failed: num_features() > 0'")
+    train_set = _constructed_train_set(train_data, dataset_params, params, engine_params)
     refit = None
     if leaf_values == "exact":
         # plboost scores the validation data itself: LightGBM's cached scores would miss the rewritten leaves
@@ -208,12 +192,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     finally:
         bar.close()
     seconds = time.perf_counter() - start
-    logged = {k: v for k, v in params.items() if k != "objective"}
-    if refit is not None:
-        logged["leaf_values"] = "exact"
-        logged["metric"] = "ndcg (plboost, from the rewritten trees)"
-    elif own_metric:
-        logged["metric"] = f"ndcg (plboost: a query has over {LIGHTGBM_MAX_QUERY} documents)"
+    logged = _logged_params(params, exact_leaves=refit is not None, own_metric=own_metric)
     return TrainedModel(ENGINE.name, booster, name, objective_params, logged, seconds,
                         rounds=len(trained),
                         best_iteration=booster.best_iteration if early_stopping else None,
@@ -222,6 +201,46 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
 
 
 train = train_lightgbm
+
+
+def _booster_params(objective, train_data, settings: TrainingSettings) -> dict:
+    """LightGBM's parameters for ``settings`` (validation NDCG@eval_at); the engine parameters override them."""
+    params = {"objective": objective, "learning_rate": settings.learning_rate, "num_leaves": settings.num_leaves,
+              "seed": settings.seed, "metric": "ndcg", "eval_at": [settings.eval_at], "verbosity": -1}
+    if isinstance(train_data, OutOfCoreData):
+        # LightGBM otherwise tries a row-wise copy of the binned data to time it against the column-wise one:
+        # a one-off spike that made the out-of-core peak grow at 0.54-0.66 of the dense matrix's rate above
+        # 1M documents (docs/scaling.md); the histograms sum the same terms in the same order either way
+        params["force_col_wise"] = True
+    params.update(settings.engine_params)
+    return params
+
+
+def _constructed_train_set(train_data, dataset_params: dict, params: dict, engine_params: dict):
+    """The training set's bins, built with the dataset-level parameters; LightGBM's refusal of a parameter, or
+    a training set left without a feature to split, raises ValueError."""
+    try:
+        with without_fatal_echo():  # bad parameters show here: LightGBM reads them all to build the bins
+            train_set = train_data.to_lightgbm(params=dataset_params).construct()
+    except lgb.basic.LightGBMError as error:
+        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+    if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
+        raise ValueError(
+            f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
+            "or too rare to split with these parameters (min_data_in_leaf, min_data_in_bin, "
+            "feature_pre_filter); LightGBM itself would stop with 'Check failed: num_features() > 0'")
+    return train_set
+
+
+def _logged_params(params: dict, *, exact_leaves: bool, own_metric: bool) -> dict:
+    """The parameters a result records: LightGBM's, less the objective, and who computed the metric."""
+    logged = {k: v for k, v in params.items() if k != "objective"}
+    if exact_leaves:
+        logged["leaf_values"] = "exact"
+        logged["metric"] = "ndcg (plboost, from the rewritten trees)"
+    elif own_metric:
+        logged["metric"] = f"ndcg (plboost: a query has over {LIGHTGBM_MAX_QUERY} documents)"
+    return logged
 
 
 def load_booster(path, kind: str, data: bytes):
