@@ -109,7 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
                                             "set: a busy machine slows training far less (docs/benchmarks.md).")
     parser.add_argument("--version", action="version", version=f"plboost {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    for add_command in (_add_train_command, _add_evaluate_command, _add_compare_command, _add_summarize_command,
+                        _add_demo_command):
+        add_command(commands)
+    return parser
 
+
+def _add_train_command(commands) -> None:
+    """``plboost train``: one configuration on one split."""
     objectives = sorted(OBJECTIVES) + [name for names in BUILTIN_OBJECTIVES.values() for name in names]
     train = commands.add_parser("train", help="train a ranker and report test metrics")
     train.add_argument("--train", required=True, type=Path, nargs="+", metavar="FILE",
@@ -132,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", type=Path, metavar="PATH", help="write the results as JSON")
     _add_scoring_options(train)
 
+
+def _add_evaluate_command(commands) -> None:
+    """``plboost evaluate``: a saved model's metrics on a file."""
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
     evaluate.add_argument("--model", required=True, type=Path,
                           help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
@@ -141,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
     _add_scoring_options(evaluate)
 
+
+def _add_compare_command(commands) -> None:
+    """``plboost compare``: configurations x the splits of benchmarks."""
     compare = commands.add_parser(
         "compare", help="many configurations x the folds of a benchmark -> a table (mean ± std over folds)",
         description="Train every configuration on every split of DATA (LETOR 4.0/MSLR or LETOR 3.0 folds, "
@@ -190,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_options(compare)
     _add_scoring_options(compare)
 
+
+def _add_summarize_command(commands) -> None:
+    """``plboost summarize``: winning numbers from saved results."""
     summarize = commands.add_parser(
         "summarize", help="winning numbers of methods across datasets, from saved results",
         description="Winning numbers (Tax, Bockting and Hiemstra, IPM 2015) of the methods in RESULTS: per "
@@ -214,13 +230,15 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     _add_debug_option(summarize)
 
+
+def _add_demo_command(commands) -> None:
+    """``plboost demo``: the objectives against lambdarank on synthetic data."""
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
     demo.add_argument("--rounds", type=_positive_int, default=150)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
-    return parser
 
 
 def _add_training_options(parser):
