@@ -244,15 +244,15 @@ def _grade_index(gains, lo, hi, grade_of, grades):
 
 @kernel
 def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discounts, top_k, n_samples,
-                     seed, curvature, linear_span, widest_gap, grad, hess):
+                     seed, curvature, most_grades, linear_span, widest_gap, grad, hess):
     """Negated PL-Rank-3 gradients and the curvature ``curvature`` (CURVATURES' index) of the module's docstring
     (raw: signed for "expected", no floor), times ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for
-    queries ``first <= q < end``."""
+    queries ``first <= q < end``; ``most_grades`` bounds a query's distinct gains."""
     widest = 0
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
     k_max = min(widest, top_k)
-    n_grades = widest if curvature == _LAMBDA else 0
+    n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
     keys = np.empty(widest)
     relative = np.empty(widest)
@@ -404,11 +404,14 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
 
 class PLRank3State(NamedTuple):
     """Per-dataset constants of :class:`PLRank3`: each document's gain, each query's scale (1 / ideal DCG@K
-    with ``normalize``, else 1; 0 for a query whose gains are all equal) and the discounts of positions 1..K."""
+    with ``normalize``, else 1; 0 for a query whose gains are all equal), the discounts of positions 1..K and the
+    number of distinct gains."""
 
     gains: np.ndarray
     scale: np.ndarray
     discounts: np.ndarray
+    #: the dataset's distinct gains, which bound each query's (the lambda curvature's prefix sums per grade)
+    n_grades: int
 
 
 class PLRank3(RankingObjective):
@@ -497,7 +500,7 @@ class PLRank3(RankingObjective):
             kept = rank < k
             ideal = np.bincount(query[kept], weights=gains[order][kept] * discounts[rank[kept]], minlength=sizes.size)
             scale[varies] = 1.0 / ideal[varies] if self.normalize else 1.0
-        return PLRank3State(gains, scale, discounts)
+        return PLRank3State(gains, scale, discounts, int(np.unique(gains).size))
 
     def _estimates(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
         """The kernel's outputs: negated gradient estimates and, for ``curvature="expected"``, the estimate of
@@ -505,7 +508,8 @@ class PLRank3(RankingObjective):
         top_k = state.discounts.size if self.top_k is None else self.top_k
         over_queries(_pl_rank3_kernel, data.offsets, np.ascontiguousarray(scores), data.labels, state.gains,
                      state.scale, data.offsets, state.discounts, top_k, self.n_samples, np.uint64(self.seed),
-                     np.int64(CURVATURES.index(self.curvature)), float(self._linear_span), WIDEST_SCORE_GAP,
+                     np.int64(CURVATURES.index(self.curvature)), np.int64(state.n_grades),
+                     float(self._linear_span), WIDEST_SCORE_GAP,
                      grad, hess)
 
     def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
