@@ -39,7 +39,7 @@ The weights (``position_weights``):
     (and sentence-transformers' ``PListMLELoss``) implement as the paper's, divided by their first. The
     paper's own text could not be consulted for this implementation: the exponential form is taken from
     those implementations, which cite the paper for it, and is named for what it is. ``"paper"``, its
-    former name, is still accepted with a DeprecationWarning. They apply it to lists padded to one common size;
+    former name, is still accepted with a FutureWarning. They apply it to lists padded to one common size;
     here queries have different sizes, and the raw ``2^{n-1}`` would make a query of 60 documents weigh 2^50
     times one of 10 (and overflow float32 gradients beyond 128 documents), so each query's weights are
     scaled to give its first position the weight 1, as in PLRank. In practice ``w_j ~ 2^{1-j}``: each
@@ -76,7 +76,7 @@ def _checked_weights(position_weights, top_k):
         if position_weights in _RENAMED_WEIGHTS:
             warnings.warn(f"position_weights={position_weights!r} is now named "
                           f"{_RENAMED_WEIGHTS[position_weights]!r} (TF-Ranking's reading of the paper's weights, "
-                          "2^(n-j) - 1); the old name will be removed", DeprecationWarning, stacklevel=3)
+                          "2^(n-j) - 1); the old name will be removed", FutureWarning, stacklevel=3)
             return _RENAMED_WEIGHTS[position_weights]
         if position_weights not in POSITION_WEIGHTS:
             raise ValueError(f"position_weights must be 'exponential', 'dcg' or a sequence of top_k non-negative "

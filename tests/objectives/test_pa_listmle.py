@@ -193,12 +193,20 @@ def test_exponential_weights_are_the_exact_fractions_at_any_size(n):
     assert np.all(np.diff(weights) <= 0)
 
 
-def test_the_former_name_paper_is_the_exponential_weights_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="'paper' is now named 'exponential'"):
+def test_the_former_name_paper_is_the_exponential_weights_with_a_warning_users_see(tmp_path, capsys):
+    with pytest.warns(FutureWarning, match="'paper' is now named 'exponential'"):
         old = PositionAwareListMLE(position_weights="paper")
     assert old == PositionAwareListMLE() and old.get_params()["position_weights"] == "exponential"
-    with pytest.warns(DeprecationWarning, match="'paper' is now named 'exponential'"):
+    with pytest.warns(FutureWarning, match="'paper' is now named 'exponential'"):
         assert PositionAwareListMLE(position_weights="dcg").set_params(position_weights="paper") == old
+    # a FutureWarning, which Python shows by default: the command line prints it as one line
+    from plboost.cli import main
+    from plboost.data import write_synthetic_splits
+
+    write_synthetic_splits(tmp_path, n_queries=(20, 5, 5), seed=0)
+    assert main(["train", "--train", str(tmp_path / "train.txt"), "--objective", "pa_listmle", "--param",
+                 "position_weights=paper", "--rounds", "2", "--quiet"]) == 0
+    assert "plboost train: warning: position_weights='paper' is now named 'exponential'" in capsys.readouterr().err
 
 
 def test_dcg_weights():
