@@ -8,11 +8,10 @@ with a callable objective it splits rows, which cuts every query between trainin
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from .errors import InputTypeError
+from ._constraints import Boolean, Integer, check
 from ._engine_registry import dataset_labels, engine_of
 from ._queries import offsets_from_boundaries, offsets_from_sizes
 
@@ -56,11 +55,8 @@ def query_folds(data, nfold: int = 5, *, seed=0, shuffle: bool = True) -> list[t
     """
     offsets = query_offsets(data)
     n_queries = offsets.size - 1
-    if isinstance(nfold, bool) or not isinstance(nfold, numbers.Integral):
-        raise InputTypeError(f"nfold must be an integer, got {nfold!r}")
-    nfold = int(nfold)
-    if nfold < 2:
-        raise ValueError(f"nfold must be at least 2, got {nfold}")
+    nfold = check(nfold, Integer(low=2), "nfold", "query_folds")
+    shuffle = check(shuffle, Boolean(), "shuffle", "query_folds")
     if nfold > n_queries:
         raise ValueError(f"nfold={nfold} exceeds the number of queries ({n_queries}); every fold needs a whole query")
 

@@ -9,3 +9,10 @@ traceback and asks for a report.
 
 class InputTypeError(TypeError):
     """An argument, column or dataset of a type plboost does not take; the message names it."""
+
+
+class InvalidParameterError(ValueError, InputTypeError):
+    """A parameter of a plboost class or function outside what it declares (:mod:`plboost._constraints`).
+
+    Both a ValueError and a TypeError (an :class:`InputTypeError`), as scikit-learn's: a caller that catches
+    either for a bad argument catches it."""

@@ -22,15 +22,14 @@ CIKM 2009.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from plboost._constraints import Integer, Options, check, check_params
 from plboost._jit import helper, kernel, over_queries
 from plboost._numerics import stable_argsort
 from plboost._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
-from plboost.errors import InputTypeError
 
 __all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate"]
 
@@ -44,6 +43,8 @@ _NO_RELEVANT_VALUE = {"one": 1.0, "zero": 0.0, "exclude": np.nan}
 NO_RELEVANT_POLICIES = tuple(_NO_RELEVANT_VALUE)
 _GAINS = ("exp", "linear")
 _TIES = ("input-order",)
+_CONVENTION_CONSTRAINTS = {"gain": Options(*_GAINS), "no_relevant": Options(*NO_RELEVANT_POLICIES),
+                           "g_max": Integer(low=1), "relevant_min": Integer(low=1), "ties": Options(*_TIES)}
 #: ``k`` for "the whole list": every query is shorter.
 _WHOLE_LIST = np.iinfo(np.int64).max
 
@@ -74,11 +75,9 @@ class Conventions:
     ties: str = "input-order"
 
     def __post_init__(self):
-        _check_choice("gain", self.gain, _GAINS)
-        _check_choice("no_relevant", self.no_relevant, NO_RELEVANT_POLICIES)
-        _check_positive_int("g_max", self.g_max)
-        _check_positive_int("relevant_min", self.relevant_min)
-        _check_choice("ties", self.ties, _TIES)
+        given = {name: getattr(self, name) for name in _CONVENTION_CONSTRAINTS}
+        for name, value in check_params(_CONVENTION_CONSTRAINTS, given).items():
+            object.__setattr__(self, name, value)  # frozen: the checked values replace the given ones, once
 
     def describe(self) -> str:
         """One line stating every convention, e.g. for the header of a results table."""
@@ -286,22 +285,8 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
 
 # --- validation -------------------------------------------------------------------------------------------
 
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InputTypeError(f"{name} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-
-
 def _check_ks(name, ks) -> np.ndarray:
-    for k in ks:
-        _check_positive_int(name, k)
-    return np.asarray(ks, dtype=np.int64).reshape(-1)
+    return np.asarray([check(k, Integer(low=1), name) for k in ks], dtype=np.int64).reshape(-1)
 
 
 def _check_inputs(scores, labels, offsets, group):

@@ -58,6 +58,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._constraints import Options, check
+
 __all__ = ["PER_QUERY_COLUMNS", "TESTS", "BETTER", "WORSE", "load_per_query", "query_means", "paired_tests",
            "pairwise_significance", "holm", "marker", "legend", "bootstrap_interval", "interval_legend",
            "HOLM_FAMILIES"]
@@ -220,7 +222,7 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
     """
     tests = _check_tests(tests)
     _check_alpha(alpha)
-    _check_choice("holm_over", holm_over, HOLM_FAMILIES)
+    check(holm_over, Options(*HOLM_FAMILIES), "holm_over")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, not {level}")
     means = query_means(per_query)
@@ -359,11 +361,6 @@ def _check_tests(tests) -> list[str]:
     if unknown or not tests:
         raise ValueError(f"unknown test(s) {unknown}; choose from {', '.join(TESTS)}")
     return tests
-
-
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
 
 
 def _check_alpha(alpha: float) -> None:
@@ -518,7 +515,7 @@ def legend(baseline: str, test: str = "t-test", alpha: float = 0.05, *, n_resamp
     """
     (test,) = _check_tests([test])
     _check_alpha(alpha)
-    _check_choice("holm_over", holm_over, HOLM_FAMILIES)
+    check(holm_over, Options(*HOLM_FAMILIES), "holm_over")
     description = _TEST_DESCRIPTIONS[test].format(n_resamples=n_resamples)
     family = {"metric": f"the configurations compared with {baseline}, for each metric separately",
               "table": "every configuration and metric of the table together"}[holm_over]

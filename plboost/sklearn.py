@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._constraints import Integer, Options, Real, check, check_params
 from .errors import InputTypeError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
@@ -98,6 +99,12 @@ class Ranker(BaseEstimator):
     True
     """
 
+    #: what the numeric and named parameters may be (:mod:`plboost._constraints`), checked by :meth:`fit` as
+    #: scikit-learn estimators do; ``objective`` and ``engine`` are checked against their registries
+    parameter_constraints = {"n_estimators": Integer(low=1), "learning_rate": Real(low=0, low_open=True),
+                             "num_leaves": Integer(low=1), "eval_at": Integer(low=1),
+                             "importance_type": Options(*_IMPORTANCE_TYPES)}
+
     def __init__(self, objective: RankingObjective | str = "plrank", engine: str = DEFAULT_ENGINE, *,
                  n_estimators: int = DEFAULT_SETTINGS.rounds, learning_rate: float = DEFAULT_SETTINGS.learning_rate,
                  num_leaves: int = DEFAULT_SETTINGS.num_leaves, eval_at: int = DEFAULT_SETTINGS.eval_at,
@@ -141,6 +148,10 @@ class Ranker(BaseEstimator):
         (a list of one, or the array itself); ``early_stopping_rounds`` stops when its NDCG@eval_at has not
         improved for that many rounds and keeps the best round. ``verbose`` shows a progress bar.
         """
+        own = check_params(self.parameter_constraints,
+                           {name: getattr(self, name) for name in self.parameter_constraints}, owner="Ranker")
+        early_stopping_rounds = check(early_stopping_rounds, (Integer(low=0), None), "early_stopping_rounds",
+                                      "Ranker.fit") or None  # 0: none, as before
         engine = get_engine(self.engine)
         objective = self._resolved_objective(engine.name)
         X, qid = _split_query_column(X, qid)
@@ -159,11 +170,9 @@ class Ranker(BaseEstimator):
         seed = (self.random_state if isinstance(self.random_state, numbers.Integral)
                 else int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)))
         name, objective_params = (objective, {}) if isinstance(objective, RankingObjective) else objective
-        settings = TrainingSettings(rounds=_positive("n_estimators", self.n_estimators),
-                                    learning_rate=float(self.learning_rate),
-                                    num_leaves=_positive("num_leaves", self.num_leaves),
-                                    early_stopping=early_stopping_rounds or None,
-                                    eval_at=_positive("eval_at", self.eval_at),
+        settings = TrainingSettings(rounds=own["n_estimators"], learning_rate=own["learning_rate"],
+                                    num_leaves=own["num_leaves"], early_stopping=early_stopping_rounds,
+                                    eval_at=own["eval_at"],
                                     engine_params={**objective_params, **self._engine_params}, seed=int(seed))
         trained = train(engine.name, name, train_data, valid_data, settings, progress=bool(verbose))
         self.objective_ = name
@@ -204,10 +213,9 @@ class Ranker(BaseEstimator):
         """Per feature: the number of splits on it (``importance_type="split"``) or their total gain (``"gain"``),
         over the rounds :meth:`predict` uses."""
         check_is_fitted(self, "booster_")
-        if self.importance_type not in _IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type must be one of {', '.join(_IMPORTANCE_TYPES)}, got "
-                             f"{self.importance_type!r}")
-        return get_engine(self.engine).feature_importances(self.booster_, self.importance_type, self.n_iter_)
+        importance_type = check(self.importance_type, self.parameter_constraints["importance_type"],
+                                "importance_type", "Ranker")
+        return get_engine(self.engine).feature_importances(self.booster_, importance_type, self.n_iter_)
 
 
 def _split_query_column(X, qid):
@@ -258,9 +266,3 @@ def _one_eval_set(eval_set, eval_group, eval_qid):
 
     (X, y), = eval_set
     return X, y, first(eval_group, "eval_group"), first(eval_qid, "eval_qid")
-
-
-def _positive(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)

@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ._constraints import SEED, Integer, check_params
 from ._engine_registry import ENGINES, get_engine
 from .objectives import OBJECTIVES
 
@@ -186,6 +187,10 @@ def apply_params(spec, space: SearchSpace, params: dict):
     return replace(spec, engine_params=engine_params, objective_params=objective_params, **fields)
 
 
+_TUNING_CONSTRAINTS = {"n_trials": Integer(low=1), "seed": SEED, "early_stopping": Integer(low=1),
+                       "pruner_startup_trials": Integer(low=0), "pruner_warmup_rounds": Integer(low=0)}
+
+
 @dataclass(frozen=True)
 class Tuning:
     """How :func:`plboost.experiment.compare` tunes: ``n_trials`` per configuration and split, the TPE
@@ -201,10 +206,9 @@ class Tuning:
     pruner_warmup_rounds: int = 10
 
     def __post_init__(self):
-        if int(self.n_trials) < 1:
-            raise ValueError(f"tune: the number of trials must be at least 1, got {self.n_trials}")
-        if int(self.early_stopping) < 1:
-            raise ValueError(f"tune: early_stopping must be at least 1, got {self.early_stopping}")
+        given = {name: getattr(self, name) for name in _TUNING_CONSTRAINTS}
+        for name, value in check_params(_TUNING_CONSTRAINTS, given, owner="Tuning").items():
+            object.__setattr__(self, name, value)  # frozen: the checked values replace the given ones, once
 
     def describe(self, metric: str) -> str:
         return (f"tuned: {self.n_trials} trial(s) of TPE (seed {self.seed}) per configuration and split, trial 0 the "

@@ -88,7 +88,8 @@ def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     (["train", "--train", "{train}", "--objective", "plrnak", "--quiet"], "unknown objective 'plrnak'"),
     (["train", "--train", "{train}", "--engine", "xgboost", "--objective", "lambdarank", "--quiet"],
      "lambdarank is an objective of lightgbm, not xgboost: add --engine lightgbm"),
-    (["train", "--train", "{train}", "--param", "top_k=0", "--quiet"], "top_k must be a positive integer"),
+    (["train", "--train", "{train}", "--param", "top_k=0", "--quiet"],
+     "PLRank: top_k must be an integer >= 1 or None, got 0"),
     (["train", "--train", "{train}", "--early-stopping", "5", "--quiet"], "--early-stopping needs --valid"),
     (["train", "--train", "{train}", "--in-memory", "--memory-budget", "1M", "--quiet"],
      "(memory_budget_bytes, --memory-budget) is the batch size of out-of-core reading, but out_of_core=False "
@@ -234,7 +235,8 @@ def test_a_type_the_user_got_wrong_is_one_line(synthetic_folds, monkeypatch, cap
 
     monkeypatch.setattr(plboost.experiment, "compare", fail)
     assert main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet"]) == 2
-    assert capsys.readouterr().err == "plboost compare: error: nfold must be an integer, got '3'\n"
+    assert capsys.readouterr().err == ("plboost compare: error: query_folds: nfold must be an integer >= 2, "
+                                       "got '3' (str)\n")
 
 
 def test_outputs_are_checked_before_training(synthetic_folds, tmp_path, monkeypatch, capsys):

@@ -90,11 +90,12 @@ def test_data_without_queries_is_refused():
 
 
 @pytest.mark.parametrize("nfold, error, message", [
-    (1, ValueError, r"nfold must be at least 2, got 1"),
-    (0, ValueError, r"nfold must be at least 2, got 0"),
+    (1, ValueError, r"^query_folds: nfold must be an integer >= 2, got 1$"),
+    (0, ValueError, r"^query_folds: nfold must be an integer >= 2, got 0$"),
     (61, ValueError, r"nfold=61 exceeds the number of queries \(60\)"),
-    (2.0, TypeError, r"nfold must be an integer, got 2\.0"),
-    (True, TypeError, r"nfold must be an integer, got True"),
+    (2.5, TypeError, r"nfold must be an integer >= 2, got 2\.5"),
+    (True, TypeError, r"nfold must be an integer >= 2, got True"),
+    ("3", TypeError, r"nfold must be an integer >= 2, got '3' \(str\)"),
 ])
 def test_bad_nfold_is_refused(data, nfold, error, message):
     with pytest.raises(error, match=message):

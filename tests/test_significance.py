@@ -126,7 +126,7 @@ def test_holm_over_the_whole_table_adjusts_every_metric_together(rng):
     for _, rows in by_metric.groupby("metric"):
         np.testing.assert_allclose(rows.p_adjusted, holm(rows.p_value))  # two families of 3
     assert (whole.p_adjusted >= by_metric.p_adjusted).all() and (whole.p_adjusted > by_metric.p_adjusted).any()
-    with pytest.raises(ValueError, match="holm_over must be one of 'metric', 'table', not 'split'"):
+    with pytest.raises(ValueError, match="holm_over must be one of 'metric', 'table', got 'split'"):
         paired_tests(table, "base", holm_over="split")
 
 

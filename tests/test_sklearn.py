@@ -234,7 +234,7 @@ def test_bad_queries_are_refused_clearly(small):
         Ranker(**SMALL).fit(X, y, group=sizes, eval_set=[(X, y)], eval_group=[sizes, sizes])
     with pytest.raises(ValueError, match="needs an eval_set"):
         Ranker(**SMALL).fit(X, y, group=sizes, early_stopping_rounds=3)
-    with pytest.raises(ValueError, match="n_estimators must be a positive integer"):
+    with pytest.raises(ValueError, match="^Ranker: n_estimators must be an integer >= 1, got 0$"):
         Ranker(n_estimators=0).fit(X, y, group=sizes)
     with pytest.raises(ValueError, match="labels"):
         Ranker(**SMALL).fit(X, y - 5, group=sizes)

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._constraints import Integer, check
 from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries
 from . import _svmlight_kernels as _kernels
@@ -438,8 +439,7 @@ class OutOfCoreData:
 
     def with_width(self, n_features: int) -> OutOfCoreData:
         """The same data read ``n_features`` columns wide: zero columns appended, or the last ones cut."""
-        if int(n_features) != n_features or n_features < 0:
-            raise ValueError(f"n_features must be a non-negative integer, got {n_features!r}")
+        n_features = check(n_features, Integer(low=0), "n_features", "OutOfCoreData.with_width")
         return OutOfCoreData(self._storage, self._chunks, self.labels, self.qids, self.offsets,
                              n_features=int(n_features), dtype=self.dtype, source=self.source,
                              memory_budget_bytes=self.memory_budget_bytes)
@@ -509,9 +509,7 @@ def checked_memory_budget(budget) -> int:
     """``memory_budget_bytes`` as a positive int (``DEFAULT_MEMORY_BUDGET`` for None), or a ValueError naming it."""
     if budget is None:
         return DEFAULT_MEMORY_BUDGET
-    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) or budget < 1:
-        raise ValueError(f"memory_budget_bytes must be a positive integer (bytes), got {budget!r}")
-    return int(budget)
+    return check(budget, Integer(low=1), "memory_budget_bytes")
 
 
 def _lightgbm_data_seed(params: dict) -> dict:

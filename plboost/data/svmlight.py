@@ -11,12 +11,12 @@ before; they live in :mod:`plboost.data.ranking_data` and :mod:`plboost.data.svm
 
 from __future__ import annotations
 
-import numbers
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._constraints import Options, Real, check
 from .._queries import DEFAULT_MAX_LABEL, check_labels
 from . import cache as _cache
 from . import svmlight_parser
@@ -84,10 +84,7 @@ def load_svmlight(path, *, n_features: int | None = None, dense: bool = True, dt
         ``max_dense_gib``.
     """
     path, dtype = svmlight_parser.checked_load_arguments(path, n_features, dtype)
-    auto = isinstance(max_dense_gib, str) and max_dense_gib == "auto"
-    number = isinstance(max_dense_gib, numbers.Real) and not isinstance(max_dense_gib, (bool, np.bool_))
-    if not (max_dense_gib is None or auto or (number and max_dense_gib > 0)):
-        raise ValueError(f"max_dense_gib must be a positive number, 'auto' or None, got {max_dense_gib!r}")
+    check(max_dense_gib, (Real(low=0, low_open=True), Options("auto"), None), "max_dense_gib")
     query_path = svmlight_parser.find_query_file(path, query_file)
 
     def current_key() -> str:

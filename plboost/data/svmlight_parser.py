@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
+from .._constraints import Integer, check
 from .._queries import (InvalidLabelError, NonContiguousQueryError, check_labels, offsets_from_qids,
                         offsets_from_sizes)
 from .._jit import activate
@@ -568,8 +569,7 @@ def checked_load_arguments(path, n_features, dtype) -> tuple[Path, np.dtype]:
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    check(n_features, (Integer(low=1), None), "n_features")
     return path, dtype
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._constraints import Integer, check
 from .ranking_data import RankingData
 
 #: default shares of the labels 0..4 (roughly those of MSLR-WEB10K)
@@ -63,8 +64,8 @@ def make_synthetic(*, n_queries: int = 200, n_features: int = 46, docs_per_query
     lo, hi = docs_per_query
     if not 1 <= lo <= hi:
         raise ValueError(f"docs_per_query must be (lo, hi) with 1 <= lo <= hi, got {docs_per_query}")
-    if n_queries < 1 or n_features < 1:
-        raise ValueError(f"n_queries and n_features must be positive, got {n_queries} and {n_features}")
+    n_queries = check(n_queries, Integer(low=1), "n_queries", "make_synthetic")
+    n_features = check(n_features, Integer(low=1), "n_features", "make_synthetic")
     shares = np.asarray(label_shares, dtype=np.float64)
     if shares.ndim != 1 or shares.size < 2 or np.any(shares < 0) or not np.isclose(shares.sum(), 1.0):
         raise ValueError(f"label_shares must be two or more non-negative shares summing to 1, got {label_shares}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 
+from .._constraints import Options, check
 from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES, get_engine
 from ..objectives import OBJECTIVES
 
@@ -93,8 +94,7 @@ def _same_as_plboost(engine, role: str, value, eval_at: int | None) -> bool:
 def check_leaf_values(leaf_values: str, engine: str, objective=None, *, dask: bool = False) -> None:
     """Refuse a ``leaf_values`` setting that cannot train with ``engine`` and ``objective`` (a name or a
     plboost objective), or on Dask: every entry point calls this, so all give the same message."""
-    if leaf_values not in LEAF_VALUES:
-        raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {leaf_values!r}")
+    check(leaf_values, Options(*LEAF_VALUES), "leaf_values")
     if leaf_values == "diagonal":
         return
     if engine not in EXACT_LEAF_ENGINES:

@@ -14,20 +14,18 @@ fields as keywords (``rounds=200``), which replace the settings' values.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from collections.abc import Mapping
 
+from .._constraints import Integer, Options, Real, check_params
 from .._engine_registry import LEAF_VALUES
 from ..errors import InputTypeError
 
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+#: what each field of :class:`TrainingSettings` may be (``engine_params``: any mapping)
+SETTINGS_CONSTRAINTS = {"rounds": Integer(low=1), "learning_rate": Real(low=0, low_open=True),
+                        "num_leaves": Integer(low=1), "early_stopping": (Integer(low=1), None),
+                        "eval_at": Integer(low=1), "seed": Integer(), "leaf_values": Options(*LEAF_VALUES)}
 
 
 @dataclass(frozen=True)
@@ -65,20 +63,9 @@ class TrainingSettings:
 
     def __post_init__(self):
         set_field = object.__setattr__  # frozen: the checked values replace the given ones once, here
-        for name in ("rounds", "num_leaves", "eval_at"):
-            set_field(self, name, _positive_int(name, getattr(self, name)))
-        if self.early_stopping is not None:
-            set_field(self, "early_stopping", _positive_int("early_stopping", self.early_stopping))
-        rate = self.learning_rate
-        if isinstance(rate, (bool, str)) or not isinstance(rate, numbers.Real) or not (math.isfinite(rate)
-                                                                                         and rate > 0):
-            raise ValueError(f"learning_rate must be a finite positive number, got {rate!r}")
-        set_field(self, "learning_rate", float(rate))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
-        set_field(self, "seed", int(self.seed))
-        if self.leaf_values not in LEAF_VALUES:
-            raise ValueError(f"leaf_values must be 'diagonal' or 'exact', got {self.leaf_values!r}")
+        given = {name: getattr(self, name) for name in SETTINGS_CONSTRAINTS}
+        for name, value in check_params(SETTINGS_CONSTRAINTS, given).items():
+            set_field(self, name, value)
         if not isinstance(self.engine_params, Mapping):
             raise ValueError(f"engine_params must be a dict of the engine's parameters, got {self.engine_params!r}")
         set_field(self, "engine_params", MappingProxyType(dict(self.engine_params)))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 
 from .. import engines, metrics
+from .._constraints import Integer, check
 from .._values import parse_assignment, plain_value, read_toml, split_list
 from ..engines.parameters import canonical_engine_params, check_engine_params, check_leaf_values
 from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
@@ -42,9 +43,9 @@ class RunSpec:
     repeat: int = 0
 
     def __post_init__(self):
-        self.eval_at = tuple(int(k) for k in self.eval_at)
-        if not self.eval_at or min(self.eval_at) < 1:
-            raise ValueError(f"eval_at must be positive cut-offs, got {self.eval_at}")
+        self.eval_at = tuple(check(k, Integer(low=1), "eval_at") for k in self.eval_at)
+        if not self.eval_at:
+            raise ValueError("eval_at must hold at least one cut-off, got none")
         self.training_settings()  # checks the training settings, as every entry point does
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._constraints import Real, check_params
 from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
 from .._jit import activate, kernel, over_queries, run_in_threads, thread_count
@@ -197,12 +198,19 @@ class RankingObjective:
     #: valid values other than the defaults, for arguments from whose default and annotation the tests
     #: cannot make one (``tests/objectives/test_base.py`` gives every argument a value other than its default)
     _non_default_examples: dict[str, object] = {}
+    #: what each constructor argument may be (:mod:`plboost._constraints`): a subclass declares its own, and
+    #: ``__init_subclass__`` merges them with its bases'; :meth:`_store` checks every argument against them
+    parameter_constraints: dict[str, object] = {"hessian_floor": Real(low=0)}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        merged = {}
+        for base in reversed(cls.__mro__):
+            merged.update(base.__dict__.get("parameter_constraints", {}))
+        cls.parameter_constraints = merged
 
     def __init__(self, *, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
-        hessian_floor = float(hessian_floor)
-        if not (np.isfinite(hessian_floor) and hessian_floor >= 0):
-            raise ValueError(f"hessian_floor must be a finite number >= 0, got {hessian_floor!r}")
-        self.hessian_floor = hessian_floor
+        self._store(hessian_floor=hessian_floor)
         self._states: OrderedDict[str, object] = OrderedDict()
         self._memo: dict[int, tuple[weakref.ref, np.ndarray, QueryData]] = {}
         self._scratch = threading.local()
@@ -244,6 +252,12 @@ class RankingObjective:
                 raise TypeError(f"{cls.__name__}.__init__ takes {parameter}: objectives name every parameter")
             names.append(parameter.name)
         return names
+
+    def _store(self, **values) -> None:
+        """Check constructor arguments against :attr:`parameter_constraints` and store them, converted, under
+        their own names (one message for every objective's bad argument: see :mod:`plboost._constraints`)."""
+        for name, value in check_params(self.parameter_constraints, values, type(self).__name__).items():
+            setattr(self, name, value)
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor arguments, by name: ``type(obj)(**obj.get_params())`` is an equal objective.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._constraints import Boolean, Options
 from .._jit import helper, kernel, over_queries
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
@@ -105,6 +106,7 @@ class ListNet(RankingObjective):
     name = "listnet"
     demo_runs = ("listnet",)
     search_space = {"target": {"choices": TARGETS, "default": "softmax"}}
+    parameter_constraints = {"target": Options(*TARGETS), "skip_uniform_queries": Boolean()}
 
     #: a valid value other than the default, for the tests that set every argument
     _non_default_examples = {"target": "gain"}
@@ -112,10 +114,7 @@ class ListNet(RankingObjective):
     def __init__(self, *, target: str = "softmax", skip_uniform_queries: bool = True,
                  hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
-        if target not in TARGETS:
-            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-        self.target = target
-        self.skip_uniform_queries = bool(skip_uniform_queries)
+        self._store(target=target, skip_uniform_queries=skip_uniform_queries)
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         losses = np.empty(data.offsets.size - 1)

@@ -55,12 +55,12 @@ unweighted curvature.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
+from .._constraints import Options, Reals
 from ._base import DEFAULT_HESSIAN_FLOOR
 from .plrank import PLRank
 
@@ -70,37 +70,14 @@ POSITION_WEIGHTS = ("exponential", "dcg")
 _RENAMED_WEIGHTS = {"paper": "exponential"}
 
 
-def _checked_weights(position_weights, top_k):
-    """``position_weights`` as the objective stores it: a name of ``POSITION_WEIGHTS`` or a tuple of floats."""
-    if isinstance(position_weights, str):
-        if position_weights in _RENAMED_WEIGHTS:
-            warnings.warn(f"position_weights={position_weights!r} is now named "
-                          f"{_RENAMED_WEIGHTS[position_weights]!r} (TF-Ranking's reading of the paper's weights, "
-                          "2^(n-j) - 1); the old name will be removed", FutureWarning, stacklevel=3)
-            return _RENAMED_WEIGHTS[position_weights]
-        if position_weights not in POSITION_WEIGHTS:
-            raise ValueError(f"position_weights must be 'exponential', 'dcg' or a sequence of top_k non-negative "
-                             f"weights, got {position_weights!r}")
-        return position_weights
-    if not isinstance(position_weights, (Sequence, np.ndarray)):
-        raise ValueError(f"position_weights must be 'exponential', 'dcg' or a sequence of top_k non-negative "
-                         f"weights, got {position_weights!r}")
-    weights = []
-    for value in position_weights:
-        if isinstance(value, (bool, np.bool_, str, bytes)):
-            raise ValueError(f"position_weights must hold numbers, got {value!r}")
-        try:
-            weights.append(float(value))
-        except (TypeError, ValueError):
-            raise ValueError(f"position_weights must hold numbers, got {value!r}") from None
-    if top_k is None:
-        raise ValueError("position_weights given as a sequence needs an integer top_k (one weight per position), "
-                         "got top_k=None")
-    if len(weights) != top_k:
-        raise ValueError(f"position_weights must hold top_k = {top_k} weights, got {len(weights)}")
-    if not all(math.isfinite(w) and w >= 0 for w in weights) or not any(w > 0 for w in weights):
-        raise ValueError(f"position_weights must be finite, non-negative and not all 0, got {tuple(weights)!r}")
-    return tuple(weights)
+def _renamed_weights(position_weights):
+    """A former name of a named weighting replaced by its name now, with a FutureWarning."""
+    if isinstance(position_weights, str) and position_weights in _RENAMED_WEIGHTS:
+        warnings.warn(f"position_weights={position_weights!r} is now named "
+                      f"{_RENAMED_WEIGHTS[position_weights]!r} (TF-Ranking's reading of the paper's weights, "
+                      "2^(n-j) - 1); the old name will be removed", FutureWarning, stacklevel=4)
+        return _RENAMED_WEIGHTS[position_weights]
+    return position_weights
 
 
 def exponential_weights(n: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -151,6 +128,7 @@ class PositionAwareListMLE(PLRank):
 
     name = "pa_listmle"
     exact_leaves = False  # PLRank's leaf curvature is the unweighted one
+    parameter_constraints = {"position_weights": (Options(*POSITION_WEIGHTS), Reals(low=0))}
     demo_runs = ()
     #: PLRank's dimensions (no exact leaves) and the named weightings; explicit weights are not searched, and
     #: a configuration that gives them fixes top_k (:meth:`search_fixed_by`)
@@ -167,7 +145,17 @@ class PositionAwareListMLE(PLRank):
         super().__init__(top_k=top_k, n_permutations=n_permutations, seed=seed,
                          skip_uniform_queries=skip_uniform_queries, stop_at_lowest_grade=stop_at_lowest_grade,
                          compress_contexts=compress_contexts, hessian_floor=hessian_floor)
-        self.position_weights = _checked_weights(position_weights, self.top_k)
+        self._store(position_weights=_renamed_weights(position_weights))
+        weights = self.position_weights
+        if isinstance(weights, tuple):
+            if self.top_k is None:
+                raise ValueError("PositionAwareListMLE: position_weights given as a sequence needs an integer top_k "
+                                 "(one weight per position), got top_k=None")
+            if len(weights) != self.top_k:
+                raise ValueError(f"PositionAwareListMLE: position_weights must hold top_k = {self.top_k} weights, "
+                                 f"got {len(weights)}")
+            if not any(w > 0 for w in weights):
+                raise ValueError("PositionAwareListMLE: position_weights must not be all 0")
 
     @classmethod
     def search_fixed_by(cls, params: dict) -> frozenset[str]:

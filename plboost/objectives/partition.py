@@ -72,6 +72,7 @@ import math
 
 import numpy as np
 
+from .._constraints import Real, check_params
 from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
@@ -545,6 +546,10 @@ def _tolerance_of_step(step: float) -> float:
     return max(math.exp(_GUMBEL_EXTRA - math.pi ** 2 / step), 1e-16)
 
 
+#: constructor arguments under their former names (``_aliases``), with what they may be
+_FORMER_PARAMETERS = {"quadrature_step": Real(low=0.05, high=1.0)}
+
+
 class PLPartition(RankingObjective):
     """The exact Plackett-Luce likelihood of tied grades (partitioned preference), by quadrature.
 
@@ -583,6 +588,7 @@ class PLPartition(RankingObjective):
     name = "pl_partition"
     demo_runs = ("pl_partition",)
     _aliases = ("quadrature_step",)
+    parameter_constraints = {"tolerance": Real(low=1e-16, high=1e-2)}
 
     def __init__(self, *, tolerance: float = DEFAULT_TOLERANCE, hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
                  quadrature_step: float | None = None):
@@ -590,14 +596,9 @@ class PLPartition(RankingObjective):
         if quadrature_step is not None:
             if tolerance != DEFAULT_TOLERANCE:
                 raise ValueError("give tolerance or quadrature_step (its former name), not both")
-            quadrature_step = float(quadrature_step)
-            if not 0.05 <= quadrature_step <= 1.0:
-                raise ValueError(f"quadrature_step must be between 0.05 and 1, got {quadrature_step!r}")
-            tolerance = _tolerance_of_step(quadrature_step)
-        tolerance = float(tolerance)
-        if not 1e-16 <= tolerance <= 1e-2:
-            raise ValueError(f"tolerance must be between 1e-16 and 1e-2, got {tolerance!r}")
-        self.tolerance = tolerance
+            step = check_params(_FORMER_PARAMETERS, {"quadrature_step": quadrature_step}, type(self).__name__)
+            tolerance = _tolerance_of_step(step["quadrature_step"])
+        self._store(tolerance=tolerance)
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         return self._run_counting(scores, data, grad, hess)[0]

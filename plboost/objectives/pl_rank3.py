@@ -135,6 +135,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp, stable_argsort
 from .._random import splitmix64, uniform
@@ -459,28 +460,15 @@ class PLRank3(RankingObjective):
     _no_loss_reason = ("its gradient is a sampled estimate of the gradient of the expected (N)DCG@K of the "
                        "Plackett-Luce policy, not the derivative of a loss it computes")
     _non_default_examples = {"gain": "linear", "curvature": "lambda"}
+    parameter_constraints = {"top_k": (Integer(low=1), None), "n_samples": Integer(low=1), "seed": SEED,
+                             "gain": Options(*GAINS), "normalize": Boolean(), "curvature": Options(*CURVATURES)}
     #: queries whose scores span more are computed in log space (an attribute so that tests can force that path)
     _linear_span = _LINEAR_SPAN
 
     def __init__(self, *, top_k: int | None = 10, n_samples: int = 100, seed: int = 0, gain: str = "exp",
                  normalize: bool = True, curvature: str = "expected", hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
-        if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
-            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
-        if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-        if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2 ** 63:
-            raise ValueError(f"seed must be a non-negative integer below 2**63, got {seed!r}")
-        if gain not in GAINS:
-            raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {gain!r}")
-        if curvature not in CURVATURES:
-            raise ValueError(f"curvature must be one of {', '.join(CURVATURES)}, got {curvature!r}")
-        self.top_k = None if top_k is None else int(top_k)
-        self.n_samples = int(n_samples)
-        self.seed = int(seed)
-        self.gain = gain
-        self.normalize = bool(normalize)
-        self.curvature = curvature
+        self._store(top_k=top_k, n_samples=n_samples, seed=seed, gain=gain, normalize=normalize, curvature=curvature)
 
     def _prepare(self, data: QueryData) -> PLRank3State:
         labels, offsets = data.labels, data.offsets

@@ -49,6 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._constraints import SEED, Boolean, Integer
 from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import exp_vectorizable, logaddexp, stable_argsort
@@ -525,23 +526,16 @@ class PLRank(RankingObjective):
                     "stop_at_lowest_grade": {"choices": (False, True), "default": False},
                     # exact Newton leaves (plboost.engines.exact_leaves) are PLRank's, on LightGBM only
                     "leaf_values": {"choices": LEAF_VALUES, "default": "diagonal", "engines": EXACT_LEAF_ENGINES}}
+    parameter_constraints = {"top_k": (Integer(low=1), None), "n_permutations": Integer(low=1), "seed": SEED,
+                             "skip_uniform_queries": Boolean(), "stop_at_lowest_grade": Boolean(),
+                             "compress_contexts": Boolean()}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  skip_uniform_queries: bool = True, stop_at_lowest_grade: bool = False,
                  compress_contexts: bool = True, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
-        if top_k is not None and (isinstance(top_k, bool) or int(top_k) != top_k or top_k < 1):
-            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
-        if isinstance(n_permutations, bool) or int(n_permutations) != n_permutations or n_permutations < 1:
-            raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
-        if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2 ** 63:
-            raise ValueError(f"seed must be a non-negative integer below 2**63, got {seed!r}")
-        self.top_k = None if top_k is None else int(top_k)
-        self.n_permutations = int(n_permutations)
-        self.seed = int(seed)
-        self.skip_uniform_queries = bool(skip_uniform_queries)
-        self.stop_at_lowest_grade = bool(stop_at_lowest_grade)
-        self.compress_contexts = bool(compress_contexts)
+        self._store(top_k=top_k, n_permutations=n_permutations, seed=seed, skip_uniform_queries=skip_uniform_queries,
+                    stop_at_lowest_grade=stop_at_lowest_grade, compress_contexts=compress_contexts)
 
     def _prepare(self, data: QueryData) -> PLRankState:
         labels, offsets = data.labels, data.offsets

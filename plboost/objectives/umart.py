@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._constraints import Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
 from .._numerics import stable_argsort
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
@@ -395,6 +396,13 @@ class UMart(RankingObjective):
     _non_default_examples = {"window": 1, "hessian_sigma_power": 2, "lightgbm_arithmetic": True, "preset": "paper",
                              "lambdarank_truncation_level": 12,
                              "label_gain": tuple(float(y) for y in range(_DEFAULT_GAIN_LABELS))}
+    #: None (and "preset" for the truncation level) takes the preset's value
+    parameter_constraints = {"window": Integer(low=1), "sigmoid": (Real(low=0, low_open=True), None),
+                             "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
+                             "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
+                             "max_dcg_at": (Integer(low=1), None), "score_distance_norm": (Boolean(), None),
+                             "log_norm": (Boolean(), None), "hessian_sigma_power": (Integer(low=1), None),
+                             "preset": Options(*_PRESETS), "lightgbm_arithmetic": Boolean()}
 
     def __init__(self, *, window: int = 2, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
@@ -402,37 +410,20 @@ class UMart(RankingObjective):
                  log_norm: bool | None = None, hessian_sigma_power: int | None = None, preset: str = "lightgbm",
                  lightgbm_arithmetic: bool = False, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
-        if preset not in _PRESETS:
-            raise ValueError(f"preset must be one of {', '.join(_PRESETS)}, got {preset!r}")
-        defaults = _PRESETS[preset]
-        self.preset = preset
-        self.window = _positive_int("window", window)
-        self.sigmoid = float(defaults["sigmoid"] if sigmoid is None else sigmoid)
-        if not (np.isfinite(self.sigmoid) and self.sigmoid > 0):
-            raise ValueError(f"sigmoid must be a positive number, got {sigmoid!r}")
-        truncation = (defaults["lambdarank_truncation_level"] if lambdarank_truncation_level == "preset"
-                      else lambdarank_truncation_level)
-        self.lambdarank_truncation_level = None if truncation is None else _positive_int(
-            "lambdarank_truncation_level", truncation)
-        self.lambdarank_norm = bool(defaults["lambdarank_norm"] if lambdarank_norm is None else lambdarank_norm)
-        self.score_distance_norm = _maybe_bool(defaults["score_distance_norm"] if score_distance_norm is None
-                                               else score_distance_norm)
-        self.log_norm = _maybe_bool(defaults["log_norm"] if log_norm is None else log_norm)
-        max_dcg_at = defaults["max_dcg_at"] if max_dcg_at is None else max_dcg_at
-        self.max_dcg_at = None if max_dcg_at is None else _positive_int("max_dcg_at", max_dcg_at)
-        power = defaults["hessian_sigma_power"] if hessian_sigma_power is None else hessian_sigma_power
-        self.hessian_sigma_power = _positive_int("hessian_sigma_power", power)
-        self.lightgbm_arithmetic = bool(lightgbm_arithmetic)
+        self._store(window=window, sigmoid=sigmoid, lambdarank_truncation_level=lambdarank_truncation_level,
+                    lambdarank_norm=lambdarank_norm, label_gain=label_gain, max_dcg_at=max_dcg_at,
+                    score_distance_norm=score_distance_norm, log_norm=log_norm,
+                    hessian_sigma_power=hessian_sigma_power, preset=preset, lightgbm_arithmetic=lightgbm_arithmetic)
+        preset_values = _PRESETS[self.preset]
+        for name in ("sigmoid", "lambdarank_norm", "max_dcg_at", "score_distance_norm", "log_norm",
+                     "hessian_sigma_power"):
+            if getattr(self, name) is None:
+                setattr(self, name, preset_values[name])
+        if self.lambdarank_truncation_level == "preset":
+            self.lambdarank_truncation_level = preset_values["lambdarank_truncation_level"]
         if self.lightgbm_arithmetic and (self.window != 1 or self.hessian_sigma_power != 2):
             raise ValueError("lightgbm_arithmetic reproduces LightGBM's lambdarank: it needs window=1 and "
                              "hessian_sigma_power=2")
-        if label_gain is None:
-            self.label_gain = None
-        else:
-            gains = np.asarray(label_gain, dtype=np.float64)
-            if gains.ndim != 1 or gains.size == 0 or not np.all(np.isfinite(gains)):
-                raise ValueError("label_gain must be a non-empty sequence of finite numbers")
-            self.label_gain = tuple(float(g) for g in gains)
 
     @property
     def _switches(self) -> tuple[bool, bool]:
@@ -482,12 +473,3 @@ class UMart(RankingObjective):
                          self.hessian_sigma_power, grad, hess)
         return None  # no loss: see the class docstring
 
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _maybe_bool(value):
-    return None if value is None else bool(value)

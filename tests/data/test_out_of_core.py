@@ -172,7 +172,7 @@ def test_other_refusals(tmp_path):
     path = write(tmp_path / "f.txt", GOOD)
     with pytest.raises(ValueError, match="dtype must be float32 or float64"):
         load_out_of_core(path, dtype=np.int32)
-    with pytest.raises(ValueError, match="memory_budget_bytes must be a positive integer"):
+    with pytest.raises(ValueError, match="memory_budget_bytes must be an integer >= 1"):
         load_out_of_core(path, memory_budget_bytes=0)
     with pytest.raises(ValueError, match="dense=False"):
         load_splits(path, out_of_core=True, dense=False)

@@ -107,7 +107,7 @@ def test_out_of_core_scores_equal_in_memory_scores_bit_for_bit(data_files, engin
 def test_a_memory_budget_with_files_read_in_memory(data_files, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"memory_budget_bytes, --memory-budget.*out_of_core=False \(--in-memory\)"):
         load_splits(data_files["train"], out_of_core=False, memory_budget_bytes=1 << 20)
-    with pytest.raises(ValueError, match="memory_budget_bytes must be a positive integer"):
+    with pytest.raises(ValueError, match="memory_budget_bytes must be an integer >= 1"):
         load_splits(data_files["train"], out_of_core=None, memory_budget_bytes=0)
     lines = []
     monkeypatch.setattr(out_of_core, "available_memory_bytes", lambda: 1 << 40)  # they fit: read in memory

@@ -382,7 +382,7 @@ def test_dense_limit_of_the_machine_memory(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value", [0, -1.0, "big", True, float("nan")])
 def test_max_dense_gib_is_checked(tmp_path, value):
-    with pytest.raises(ValueError, match=r"max_dense_gib must be a positive number, 'auto' or None, got"):
+    with pytest.raises(ValueError, match=r"max_dense_gib must be a finite number > 0, 'auto' or None, got"):
         load_svmlight(write(tmp_path / "f.txt", "1 qid:1 1:1\n"), max_dense_gib=value)
 
 

@@ -37,9 +37,10 @@ def test_every_entry_point_takes_its_defaults_from_the_settings():
 @pytest.mark.parametrize("changes, message", [
     ({"rounds": 0}, "rounds must be an integer >= 1, got 0"), ({"num_leaves": 2.5}, "num_leaves must be"),
     ({"eval_at": True}, "eval_at must be"), ({"early_stopping": -1}, "early_stopping must be"),
-    ({"learning_rate": 0.0}, "learning_rate must be a finite positive number"),
+    ({"learning_rate": 0.0}, "learning_rate must be a finite number > 0, got 0.0"),
     ({"learning_rate": float("nan")}, "learning_rate must be"), ({"learning_rate": "0.1"}, "learning_rate must be"),
-    ({"seed": 1.5}, "seed must be an integer"), ({"leaf_values": "newton"}, "leaf_values must be 'diagonal'"),
+    ({"seed": 1.5}, "seed must be an integer"),
+    ({"leaf_values": "newton"}, "leaf_values must be one of 'diagonal', 'exact', got 'newton'"),
     ({"engine_params": [("max_bin", 63)]}, "engine_params must be a dict"),
 ])
 def test_bad_settings_are_refused_naming_the_field(changes, message):

@@ -90,7 +90,8 @@ def test_leaf_values_on_dask_and_bad_names_are_refused_alike(splits):
                   lambda: train("xgboost", PLRank(), splits[0], rounds=1, leaf_values="newton")):
         with pytest.raises(ValueError) as again:
             entry()
-        assert str(again.value) == str(raised.value) == "leaf_values must be 'diagonal' or 'exact', got 'newton'"
+        assert str(again.value) == str(raised.value) == ("leaf_values must be one of 'diagonal', 'exact', "
+                                                         "got 'newton' (str)")
 
 
 def test_baselines_keep_the_engines_leaf_values_and_are_added_once():

@@ -16,6 +16,7 @@ import pytest
 import xgboost as xgb
 
 from plboost import metrics, query_folds
+from plboost.errors import InvalidParameterError
 from plboost.objectives import PLPartition, PLRank, UMart, URank, get_objective, registry
 
 
@@ -84,6 +85,30 @@ def test_get_params_is_the_constructor_signature(objective_class):
         assert list(obj.get_params()) == names
         rebuilt = objective_class(**obj.get_params())
         assert rebuilt.get_params() == obj.get_params() and repr(rebuilt) == repr(obj)
+
+
+def test_every_parameter_is_declared_and_checked_by_its_constraint(objective_class):
+    """Every constructor argument has a declared constraint (plboost._constraints), and a value of the wrong kind
+    for it (a string where a number or bool goes, a number where a name goes, NaN where a float goes) is refused
+    by the constructor and by set_params with one message naming the class and the argument, the objective left
+    as it was. Strings for booleans are refused, not truth-tested: "false" would be True."""
+    declared = objective_class.parameter_constraints
+    names = [name for name in inspect.signature(objective_class.__init__).parameters if name != "self"]
+    assert set(names) - set(objective_class._aliases) <= set(declared), "arguments without a constraint"
+    obj = objective_class()
+    before = obj.get_params()
+    for name in set(names) - set(objective_class._aliases):
+        parts = declared[name] if isinstance(declared[name], tuple) else (declared[name],)
+        kinds = {type(part).__name__ for part in parts if part is not None}
+        wrong = ["false", "no"] if kinds & {"Boolean", "Integer", "Real", "Reals"} else [7, True]
+        wrong += [1] if "Boolean" in kinds else [float("nan")] if "Real" in kinds else []
+        for value in wrong:
+            message = f"^{objective_class.__name__}: {name} must be .*, got {value!r}"
+            with pytest.raises(InvalidParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
+                objective_class(**{name: value})
+            with pytest.raises(ValueError, match=f"{name} must be"):
+                obj.set_params(**{name: value})
+            assert obj.get_params() == before
 
 
 def test_every_parameter_survives_copies_and_pickles(objective_class):

@@ -100,5 +100,5 @@ def test_huge_labels_and_scores_stay_finite():
 
 
 def test_unknown_target_is_refused():
-    with pytest.raises(ValueError, match="target must be one of softmax, gain, got 'ndcg'"):
+    with pytest.raises(ValueError, match="ListNet: target must be one of 'softmax', 'gain', got 'ndcg'"):
         ListNet(target="ndcg")

@@ -317,9 +317,9 @@ def test_queries_without_ranking_information_get_zero_gradients():
     ({"hessian_floor": -1.0}, "hessian_floor"),
 ])
 def test_bad_parameters_are_refused_naming_the_argument(arguments, name):
-    with pytest.raises(ValueError, match=f"^{name} must be"):
+    with pytest.raises(ValueError, match=f"^PLRank3: {name} must be"):
         PLRank3(**arguments)
-    with pytest.raises(ValueError, match=f"^{name} must be"):
+    with pytest.raises(ValueError, match=f"^PLRank3: {name} must be"):
         PLRank3().set_params(**arguments)
 
 

@@ -1,0 +1,174 @@
+"""Parameters declared once: what each parameter of a public class or function may be, and the one validator.
+
+A class or function states its parameters' constraints as data, beside its signature (scikit-learn's
+``_parameter_constraints`` is the model), and :func:`check_params` checks the given values against them,
+converts them (``numpy.int64(3)`` to ``3``, ``1`` to ``1.0`` for a real) and writes every message in one form::
+
+    PLRank: top_k must be an integer >= 1 or None, got 0
+
+A constraint is one of :class:`Integer`, :class:`Real`, :class:`Boolean`, :class:`Options`, :class:`Reals`, or
+``None`` (the value None is valid), or a tuple of them (any one may accept the value).
+
+Booleans are bool or ``numpy.bool_`` only: Python's truth test makes the string ``"false"`` true, so a string,
+number or None given for a boolean is refused rather than read as its opposite. The command line and TOML files
+convert ``true``/``false`` text before it gets here (:func:`plboost._values.parse_value`).
+
+>>> check_params({"top_k": (Integer(low=1), None)}, {"top_k": 10}, owner="PLRank")
+{'top_k': 10}
+>>> check_params({"normalize": Boolean()}, {"normalize": "no"}, owner="PLRank3")
+Traceback (most recent call last):
+    ...
+plboost.errors.InvalidParameterError: PLRank3: normalize must be True or False (a bool), got 'no' (str)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer in ``[low, high]`` (either bound may be None): a Python or NumPy integer, or a float that is a
+    whole number (``5.0``, as a TOML file or ``top_k=5.0`` may write it), converted to int; not a bool."""
+
+    low: int | None = None
+    high: int | None = None
+    #: the range in words, where the bounds' digits say it less well (``"an integer in [0, 2**63)"``)
+    text: str | None = None
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        whole = isinstance(value, numbers.Integral) or (
+            isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
+        return whole and (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def convert(self, value) -> int:
+        return int(value)
+
+    def describe(self) -> str:
+        if self.text:
+            return self.text
+        if self.low is not None and self.high is not None:
+            return f"an integer in [{self.low}, {self.high}]"
+        if self.low is not None:
+            return f"an integer >= {self.low}"
+        return "an integer" if self.high is None else f"an integer <= {self.high}"
+
+
+@dataclass(frozen=True)
+class Real:
+    """A finite real number (not a bool) above ``low`` (``low_open``: strictly) and at most ``high``."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    def accepts(self, value) -> bool:
+        if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
+            return False
+        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        return above and (self.high is None or value <= self.high)
+
+    def convert(self, value) -> float:
+        return float(value)
+
+    def describe(self) -> str:
+        low = "" if self.low is None else f"{'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f"a finite number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]" if low else \
+                f"a finite number <= {self.high:g}"
+        return f"a finite number {low}" if low else "a finite number"
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """True or False: a bool or a ``numpy.bool_``, nothing that is merely truthy."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def convert(self, value) -> bool:
+        return bool(value)
+
+    def describe(self) -> str:
+        return "True or False (a bool)"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a few named values (compared by type and value, so that ``1`` is not ``True``)."""
+
+    values: tuple
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", values)
+
+    def accepts(self, value) -> bool:
+        return any(type(value) is type(option) and value == option for option in self.values)
+
+    def convert(self, value):
+        return value
+
+    def describe(self) -> str:
+        return repr(self.values[0]) if len(self.values) == 1 else "one of " + ", ".join(map(repr, self.values))
+
+
+@dataclass(frozen=True)
+class Reals:
+    """A non-empty one-dimensional sequence of finite numbers (list, tuple or array; not a string), stored as a
+    tuple of floats; ``low`` bounds every entry from below."""
+
+    low: float | None = None
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__len__") or len(value) == 0:
+            return False
+        if not isinstance(value, np.ndarray) and any(isinstance(entry, (bool, np.bool_)) for entry in value):
+            return False
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            return False
+        return (array.ndim == 1 and array.dtype.kind in "iuf" and bool(np.all(np.isfinite(array)))
+                and (self.low is None or bool(np.all(array >= self.low))))
+
+    def convert(self, value) -> tuple:
+        return tuple(float(entry) for entry in np.asarray(value, dtype=np.float64))
+
+    def describe(self) -> str:
+        bound = "" if self.low is None else f" >= {self.low:g}"
+        return f"a non-empty sequence of finite numbers{bound}"
+
+
+#: a seed of plboost's counter-based random streams (:mod:`plboost._random`): 63 bits, non-negative
+SEED = Integer(low=0, high=2 ** 63 - 1, text="an integer in [0, 2**63)")
+
+
+def check(value, constraint, name: str, owner: str | None = None):
+    """``value`` converted by the first part of ``constraint`` that accepts it; InvalidParameterError if none does."""
+    parts = constraint if isinstance(constraint, tuple) else (constraint,)
+    for part in parts:
+        if part is None:
+            if value is None:
+                return None
+        elif part.accepts(value):
+            return part.convert(value)
+    described = [part.describe() if part is not None else "None" for part in parts]
+    wanted = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
+    plain = value is None or (isinstance(value, numbers.Number) and not isinstance(value, (bool, np.bool_)))
+    got = repr(value) if plain or isinstance(value, (bool, np.bool_)) else f"{value!r} ({type(value).__name__})"
+    raise InvalidParameterError(f"{owner + ': ' if owner else ''}{name} must be {wanted}, got {got}")
+
+
+def check_params(constraints: Mapping[str, object], values: Mapping[str, object], owner: str | None = None) -> dict:
+    """Every entry of ``values`` checked and converted by its constraint in ``constraints`` (all of them must be
+    declared: an undeclared one is plboost's bug, and raises KeyError)."""
+    return {name: check(value, constraints[name], name, owner) for name, value in values.items()}

@@ -1,0 +1,59 @@
+"""The one validator (plboost._constraints): what each constraint accepts, what it converts to, the one message."""
+
+import numpy as np
+import pytest
+
+from plboost._constraints import SEED, Boolean, Integer, Options, Real, Reals, check, check_params
+from plboost.errors import InputTypeError, InvalidParameterError
+
+
+@pytest.mark.parametrize("constraint, good, bad", [
+    (Integer(low=1), [1, np.int64(7), 5.0, np.float32(2.0)], [0, -3, 2.5, True, np.bool_(True), "3", None, np.inf]),
+    (Integer(low=0, high=3), [0, 3], [-1, 4]),
+    (SEED, [0, 2 ** 63 - 1], [-1, 2 ** 63]),
+    (Real(low=0), [0, 0.0, 1, np.float32(0.5)], [-1e-9, np.nan, np.inf, True, "0.5", None]),
+    (Real(low=0, low_open=True), [1e-300], [0, 0.0]),
+    (Real(low=0.05, high=1.0), [0.05, 1.0], [0.04, 1.01]),
+    (Boolean(), [True, False, np.bool_(False)], ["false", "False", "no", "", 0, 1, None, np.array([True])]),
+    (Options("exp", "linear"), ["exp", "linear"], ["EXP", "log", None, 1]),
+    (Options(True, False), [True, False], [1, 0, np.int64(1)]),
+    (Reals(low=0), [[1, 0.5], (0.0, 2.0), np.array([3.0]), [np.float64(1.0)]],
+     [[], "ab", [1.0, -1.0], [1.0, np.nan], [True, 1.0], [[1.0]], {"a": 1.0}, 3.0, np.array([True])]),
+])
+def test_each_constraint_accepts_its_values_and_only_them(constraint, good, bad):
+    for value in good:
+        assert constraint.accepts(value), value
+    for value in bad:
+        assert not constraint.accepts(value), value
+
+
+def test_values_are_converted_to_plain_python():
+    assert check(np.int64(3), Integer(), "n") == 3 and type(check(np.int64(3), Integer(), "n")) is int
+    assert type(check(5.0, Integer(), "n")) is int
+    assert type(check(1, Real(), "x")) is float
+    assert check(np.bool_(False), Boolean(), "b") is False
+    assert check(np.array([1, 2]), Reals(), "gains") == (1.0, 2.0)
+    assert check(None, (Integer(low=1), None), "top_k") is None
+    assert check_params({"a": Integer(), "b": Boolean()}, {"a": 2.0, "b": True}) == {"a": 2, "b": True}
+
+
+def test_one_message_form_names_the_owner_the_parameter_and_every_alternative():
+    with pytest.raises(InvalidParameterError) as raised:
+        check("x", (Integer(low=1), None, Options("preset")), "level", owner="UMart")
+    assert str(raised.value) == "UMart: level must be an integer >= 1, None or 'preset', got 'x' (str)"
+    with pytest.raises(InvalidParameterError, match=r"^seed must be an integer in \[0, 2\*\*63\), got -1$"):
+        check(-1, SEED, "seed")
+    with pytest.raises(InvalidParameterError, match=r"^flag must be True or False \(a bool\), got 1$"):
+        check(1, Boolean(), "flag")
+
+
+def test_the_error_is_both_a_value_error_and_a_type_error():
+    with pytest.raises(InvalidParameterError) as raised:
+        check("3", Integer(), "n")
+    assert isinstance(raised.value, ValueError) and isinstance(raised.value, TypeError)
+    assert isinstance(raised.value, InputTypeError)  # the command shows it as one line, not as a bug
+
+
+def test_an_undeclared_parameter_is_a_bug_not_a_user_error():
+    with pytest.raises(KeyError):
+        check_params({"a": Integer()}, {"b": 1})
