@@ -6,8 +6,8 @@ converts them (``numpy.int64(3)`` to ``3``, ``1`` to ``1.0`` for a real) and wri
 
     PLRank: top_k must be an integer >= 1 or None, got 0
 
-A constraint is one of :class:`Integer`, :class:`Real`, :class:`Boolean`, :class:`Options`, :class:`Reals`, or
-``None`` (the value None is valid), or a tuple of them (any one may accept the value).
+A constraint is one of :class:`Integer`, :class:`Real`, :class:`Boolean`, :class:`Options`, :class:`Reals`,
+:class:`Text`, or ``None`` (the value None is valid), or a tuple of them (any one may accept the value).
 
 Booleans are bool or ``numpy.bool_`` only: Python's truth test makes the string ``"false"`` true, so a string,
 number or None given for a boolean is refused rather than read as its opposite. The command line and TOML files
@@ -24,6 +24,7 @@ plboost.errors.InvalidParameterError: PLRank3: normalize must be True or False (
 from __future__ import annotations
 
 import math
+import re
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,6 +151,23 @@ class Reals:
 
 #: a seed of plboost's counter-based random streams (:mod:`plboost._random`): 63 bits, non-negative
 SEED = Integer(low=0, high=2 ** 63 - 1, text="an integer in [0, 2**63)")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string that matches ``pattern`` whole; ``text`` says what that is in words."""
+
+    pattern: str
+    text: str
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, str) and re.fullmatch(self.pattern, value) is not None
+
+    def convert(self, value) -> str:
+        return value
+
+    def describe(self) -> str:
+        return self.text
 
 
 def check(value, constraint, name: str, owner: str | None = None):

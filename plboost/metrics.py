@@ -13,6 +13,10 @@ out of the mean (per-query values are NaN). ERR of such a query is 0, a well-def
 and ``"zero"``; ``"exclude"`` leaves it out too. :class:`Conventions` records the choices and renders them
 as text, so a report can say which convention produced its numbers.
 
+A metric of your own joins them in one call, :func:`register_metric`: :func:`evaluate`, and therefore
+``plboost.experiment.compare``'s tables, significance tests and records, and the test metrics of tuned runs,
+report it from then on (see :class:`Metric` for what the function is given).
+
 References
 ----------
 K. Järvelin and J. Kekäläinen. Cumulated gain-based evaluation of IR techniques. ACM TOIS 20(4), 2002.
@@ -22,16 +26,19 @@ CIKM 2009.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from plboost._constraints import Integer, Options, check, check_params
+from plboost._constraints import Boolean, Integer, Options, Text, check, check_params
 from plboost._jit import helper, kernel, over_queries
 from plboost._numerics import stable_argsort
 from plboost._queries import check_labels, check_scores, offsets_from_boundaries, offsets_from_sizes
+from plboost.errors import InvalidParameterError
 
-__all__ = ["Conventions", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate"]
+__all__ = ["Conventions", "Metric", "ndcg", "err", "average_precision", "mean_average_precision", "evaluate",
+           "register_metric", "unregister_metric", "registered_metrics", "table_metrics"]
 
 #: the metrics of the PLRank paper's Table 1: what winning numbers summarise by default
 PAPER_METRICS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "ERR@10")
@@ -225,7 +232,8 @@ def average_precision(scores, labels, *, offsets=None, group=None, relevant_min=
 
 
 def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10), err_at=(10,), whole_err=True,
-             map=True, gain="exp", no_relevant="one", g_max=4, relevant_min=1, per_query=False) -> dict:
+             map=True, gain="exp", no_relevant="one", g_max=4, relevant_min=1, per_query=False,
+             registered=True) -> dict:
     """Several metrics at once, ranking every query once.
 
     Parameters
@@ -238,6 +246,8 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
         Include ``"ERR"``, ERR of the whole list.
     map : bool
         Include ``"MAP"``.
+    registered : bool
+        Include the metrics of :func:`register_metric` (``NAME@k`` for every ``ndcg_at`` cut-off, or ``NAME``).
     gain, no_relevant, g_max, relevant_min
         The conventions, as in :func:`ndcg`, :func:`err` and :func:`mean_average_precision`.
 
@@ -245,7 +255,7 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
     -------
     dict
         Metric name to value (a float, or an ndarray of shape (n_queries,) if ``per_query``), in the order
-        NDCG@k, ERR@k, ERR, MAP; and ``"conventions"``, the :class:`Conventions` used.
+        NDCG@k, ERR@k, ERR, MAP, the registered metrics; and ``"conventions"``, the :class:`Conventions` used.
 
     Examples
     --------
@@ -279,8 +289,104 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
             results["ERR" if k == _WHOLE_LIST else f"ERR@{k}"] = _finish(column, err_fill, per_query)
     if map:
         results["MAP"] = _finish(_ap_kernel(ranked, offsets, float(relevant_min)), fill, per_query)
+    if registered:
+        for metric in _REGISTERED.values():
+            for k in (ndcg_ks if metric.at_cutoffs else (None,)):
+                values = metric.per_query(ranked, offsets, None if k is None else int(k))
+                results[metric.column(k)] = _finish(values, fill, per_query)
     results["conventions"] = conventions
     return results
+
+
+# --- metrics of the user's own ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric of the user's own, as :func:`register_metric` records it.
+
+    ``function(ranked_labels, offsets, k)`` gets every query's labels in ranked order (float64; stable sort by
+    score, descending: the order NDCG and ERR see) and the query ``offsets`` (int64, ``n_queries + 1``), and
+    ``k``, a cut-off of :func:`evaluate`'s ``ndcg_at`` for a metric ``at_cutoffs`` (reported as ``NAME@k``),
+    else None (reported as ``NAME``). It returns one float per query; NaN marks a query where the metric is
+    undefined (no relevant document), which gets the ``no_relevant`` convention's value, as NDCG does.
+    """
+
+    name: str
+    function: Callable
+    at_cutoffs: bool = False
+    description: str = ""
+
+    def column(self, k) -> str:
+        """The name of its column at cut-off ``k`` (None: the whole list)."""
+        return self.name if k is None else f"{self.name}@{k}"
+
+    def per_query(self, ranked, offsets, k) -> np.ndarray:
+        """The function's values, checked: one finite number or NaN per query."""
+        values = np.array(self.function(ranked, offsets, k), dtype=np.float64)
+        if values.shape != (offsets.size - 1,):
+            raise ValueError(f"metric {self.name}: its function returned shape {values.shape}, not one value per "
+                             f"query ({offsets.size - 1},)")
+        if np.isinf(values).any():
+            raise ValueError(f"metric {self.name}: its function returned an infinite value")
+        return values
+
+
+_REGISTERED: dict[str, Metric] = {}
+_NAME = Text(r"[A-Za-z][A-Za-z0-9_\-]*", "a name of letters, digits, '_' and '-', starting with a letter")
+#: names of the built-in metrics' columns (with ``@k``), which a registered metric may not take
+_BUILT_IN = ("NDCG", "ERR", "MAP")
+
+
+def register_metric(name: str, function: Callable, *, at_cutoffs: bool = False, description: str = "") -> Metric:
+    """Report ``function`` as metric ``name`` in every :func:`evaluate` from now on (see :class:`Metric`).
+
+    A comparison's records remember the registered metrics' names: records written without this one are
+    recomputed, not reused, and say why.
+
+    >>> def reciprocal_rank(ranked_labels, offsets, k):
+    ...     values = np.full(offsets.size - 1, np.nan)  # NaN: no relevant document
+    ...     for q in range(offsets.size - 1):
+    ...         top = ranked_labels[offsets[q]:offsets[q + 1]][:k]
+    ...         relevant = np.flatnonzero(top >= 1)
+    ...         values[q] = 1.0 / (relevant[0] + 1) if relevant.size else np.nan
+    ...     return values
+    >>> _ = register_metric("RR", reciprocal_rank, at_cutoffs=True, description="1 / rank of the first label >= 1")
+    >>> evaluate([0.2, 0.9, 0.1], [1, 0, 0], group=[3], ndcg_at=(1, 3), err_at=(), whole_err=False, map=False)["RR@3"]
+    0.5
+    >>> unregister_metric("RR")
+    """
+    name = check(name, _NAME, "name", "register_metric")
+    if not callable(function):
+        raise InvalidParameterError(f"register_metric: function must be callable, got {function!r}")
+    at_cutoffs = check(at_cutoffs, Boolean(), "at_cutoffs", "register_metric")
+    if name in _BUILT_IN:
+        raise ValueError(f"register_metric: {name!r} is a built-in metric's name; choose another")
+    if name in _REGISTERED:
+        raise ValueError(f"register_metric: {name!r} is registered already; unregister_metric({name!r}) first")
+    metric = Metric(name, function, at_cutoffs, str(description))
+    _REGISTERED[name] = metric
+    return metric
+
+
+def unregister_metric(name: str) -> None:
+    """Stop reporting the metric registered as ``name``."""
+    if name not in _REGISTERED:
+        raise ValueError(f"unregister_metric: no metric {name!r} is registered"
+                         f"{'; registered: ' + ', '.join(_REGISTERED) if _REGISTERED else ''}")
+    del _REGISTERED[name]
+
+
+def registered_metrics() -> tuple[Metric, ...]:
+    """The metrics registered, in the order they were."""
+    return tuple(_REGISTERED.values())
+
+
+def table_metrics(names) -> list[str]:
+    """The columns of a comparison table among ``names`` (what :func:`evaluate` reported): the paper's metrics
+    and ERR (:data:`TABLE_METRICS`), then the registered metrics' columns, in their order."""
+    names = list(names)
+    registered = {metric.name for metric in _REGISTERED.values()}
+    return [m for m in TABLE_METRICS if m in names] + [m for m in names if m.split("@")[0] in registered]
 
 
 # --- validation -------------------------------------------------------------------------------------------

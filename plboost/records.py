@@ -138,6 +138,8 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
             changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}"
                        for name in dict.fromkeys([*new, *old]) if not _same(old.get(name), new.get(name))]
             reasons.append(f"{key}: {', '.join(changed)}")
+        elif isinstance(old, list) or isinstance(new, list):
+            reasons.append(f"{key} {_show(old)} -> {_show(new)}")
         else:
             reasons.append(f"{key}: {'none' if old is None else 'set'} -> {'none' if new is None else 'set'}")
     return reasons

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from plboost._queries import offsets_from_qids
+from plboost import metrics
 from plboost.metrics import Conventions, average_precision, err, evaluate, mean_average_precision, ndcg
 
 REPO = Path(__file__).resolve().parents[1]
@@ -434,3 +435,57 @@ def test_kernels_agree_with_numba_jit_disabled():
     assert set(interpreted) == set(compiled) - {"conventions"}
     for name, values in interpreted.items():
         np.testing.assert_allclose(compiled[name], values, rtol=1e-14, err_msg=name)
+
+
+# --------------------------------------------------------------------------------------------------
+# metrics of the user's own (register_metric)
+
+def _precision(ranked_labels, offsets, k):
+    """Precision@k written plainly: the share of relevant labels among each query's top k."""
+    return np.array([np.mean(ranked_labels[a:b][:k] >= 1) for a, b in itertools.pairwise(offsets)])
+
+
+def _first_label(ranked_labels, offsets, k):
+    """The label ranked first, NaN for a query without a relevant document."""
+    return np.array([ranked_labels[a] if ranked_labels[a:b].max() >= 1 else np.nan
+                     for a, b in itertools.pairwise(offsets)])
+
+
+@pytest.fixture
+def registered_metrics():
+    from plboost.metrics import register_metric, unregister_metric
+
+    yield register_metric
+    for metric in metrics.registered_metrics():
+        unregister_metric(metric.name)
+
+
+def test_a_registered_metric_is_reported_by_evaluate_at_every_cutoff(registered_metrics):
+    scores, labels, group = [0.9, 0.5, 0.1, 0.3, 0.2], [0, 2, 1, 0, 0], [3, 2]
+    registered_metrics("P", _precision, at_cutoffs=True)
+    registered_metrics("top_label", _first_label)
+    result = evaluate(scores, labels, group=group, ndcg_at=(1, 2), no_relevant="zero")
+    assert list(result)[-4:] == ["P@1", "P@2", "top_label", "conventions"]
+    assert result["P@1"] == 0.0 and result["P@2"] == 0.25  # query 1: 0/1 and 1/2; query 2: 0 and 0
+    assert result["top_label"] == 0.0  # query 1's first label is 0; query 2 has no relevant label: 0 ("zero")
+    per_query = evaluate(scores, labels, group=group, ndcg_at=(2,), no_relevant="exclude", per_query=True)
+    np.testing.assert_array_equal(per_query["top_label"], [0.0, np.nan])
+    assert "P@2" not in evaluate(scores, labels, group=group, registered=False)
+    assert metrics.table_metrics(["MAP", "P@2", "NDCG@10", "top_label"]) == ["NDCG@10", "P@2", "top_label"]
+
+
+def test_registering_refuses_what_would_be_ambiguous_or_wrong(registered_metrics):
+    from plboost.metrics import unregister_metric
+
+    registered_metrics("P", _precision, at_cutoffs=True)
+    for name, message in (("P", "registered already"), ("NDCG", "built-in"), ("ERR@3", "a name of letters"),
+                          ("MAP", "built-in"), ("my metric", "a name of letters"), (3, "a name of letters")):
+        with pytest.raises(ValueError, match=message):
+            registered_metrics(name, _precision)
+    with pytest.raises(ValueError, match="function must be callable"):
+        registered_metrics("Q", "precision")
+    with pytest.raises(ValueError, match="no metric 'Q' is registered; registered: P"):
+        unregister_metric("Q")
+    registered_metrics("bad", lambda ranked, offsets, k: np.zeros(1))
+    with pytest.raises(ValueError, match=r"metric bad: its function returned shape \(1,\), not one value per query"):
+        evaluate([0.1, 0.2, 0.3], [0, 1, 0], group=[1, 2])

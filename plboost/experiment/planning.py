@@ -8,6 +8,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from .. import metrics
 from .._values import plain_value as _plain
 from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
@@ -79,7 +80,11 @@ class RecordWarning(UserWarning):
 
 def run_provenance(spec: RunSpec, data: dict) -> dict:
     """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
-    return {"data": data, "spec": normalized(asdict(spec)), "versions": package_versions()}
+    provenance = {"data": data, "spec": normalized(asdict(spec)), "versions": package_versions()}
+    registered = [metric.column(None) for metric in metrics.registered_metrics()]
+    if registered:  # metrics of the user's own (plboost.metrics.register_metric): a record without them is stale
+        provenance["registered metrics"] = registered
+    return provenance
 
 
 #: the run settings a table's configurations share unless one sets its own; with the repeats and the tuning

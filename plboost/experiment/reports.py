@@ -13,17 +13,18 @@ import pandas as pd
 
 from .._extras import import_extra
 
-from ..metrics import TABLE_METRICS
+from ..metrics import table_metrics
 from ..records import environment_versions
 from ..significance import marker
 from ..tuning import TUNING_COLUMNS
 
 
-def table(comparison, metric_names=TABLE_METRICS, significance=None, alpha: float = 0.05) -> str:
+def table(comparison, metric_names=None, significance=None, alpha: float = 0.05) -> str:
     """A Markdown table: mean ± std over splits per configuration (with repeats, ``/`` the std over
     seeds), a significance marker where ``significance`` (from :meth:`significance`) has one,
     training seconds and trees used."""
-    metric_names = [m for m in metric_names if m in comparison.metric_names]
+    metric_names = (table_metrics(comparison.metric_names) if metric_names is None
+                    else [m for m in metric_names if m in comparison.metric_names])
     marks = {}
     if significance is not None and len(significance):
         chosen = significance[significance["test"] == significance["test"].iloc[0]]
@@ -159,11 +160,12 @@ def plot(comparison, path, metric: str = "NDCG@10") -> Path:
     return path
 
 
-def interval_table(comparison, significance, metric_names=TABLE_METRICS) -> str:
+def interval_table(comparison, significance, metric_names=None) -> str:
     """A Markdown table of every configuration's mean difference from the baseline with its interval
     (columns ``interval_low``/``interval_high`` of ``significance``), e.g. ``+0.0052 [-0.0011, +0.0117]``."""
     rows = significance[significance["test"] == significance["test"].iloc[0]]
-    metric_names = [m for m in metric_names if m in set(rows["metric"])]
+    metric_names = [m for m in (table_metrics(rows["metric"]) if metric_names is None else metric_names)
+                    if m in set(rows["metric"])]
     cells = {}
     for item in rows.itertuples():
         cells.setdefault(item.configuration, {"configuration": item.configuration})[item.metric] = (

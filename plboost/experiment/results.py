@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import engines
-from ..metrics import TABLE_METRICS
+from ..metrics import table_metrics
 from ..significance import paired_tests
 from . import reports
 
@@ -160,7 +160,7 @@ class Comparison:
         """The configuration the others are tested against: see :func:`choose_baseline`."""
         return choose_baseline(self.specs, baseline)
 
-    def significance(self, baseline: str | None = None, *, metrics=TABLE_METRICS, n_resamples: int = 10000,
+    def significance(self, baseline: str | None = None, *, metrics=None, n_resamples: int = 10000,
                      seed: int = 0, holm_over: str = "metric"):
         """Paired tests of every configuration against ``baseline`` over the test queries pooled across
         splits (mean over repeats per query), Holm-adjusted over ``holm_over``, with a 95% bootstrap interval
@@ -169,7 +169,8 @@ class Comparison:
         baseline = self.default_baseline(baseline)
         if baseline is None or len(self.labels) < 2:
             return None
-        chosen = [m for m in metrics if m in self.metric_names]
+        chosen = table_metrics(self.metric_names) if metrics is None else [m for m in metrics
+                                                                             if m in self.metric_names]
         return paired_tests(self.per_query(), baseline, metrics=chosen, n_resamples=n_resamples, seed=seed,
                             holm_over=holm_over)
 
@@ -200,7 +201,7 @@ class Comparison:
                 curves[label] = (np.mean(held, axis=0), np.array(ends, dtype=int))
         return curves
 
-    def table(self, metric_names=TABLE_METRICS, significance=None, alpha: float = 0.05) -> str:
+    def table(self, metric_names=None, significance=None, alpha: float = 0.05) -> str:
         """See :func:`plboost.experiment.reports.table`."""
         return reports.table(self, metric_names, significance, alpha)
 
@@ -220,7 +221,7 @@ class Comparison:
         """See :func:`plboost.experiment.reports.plot`."""
         return reports.plot(self, path, metric)
 
-    def interval_table(self, significance, metric_names=TABLE_METRICS) -> str:
+    def interval_table(self, significance, metric_names=None) -> str:
         """See :func:`plboost.experiment.reports.interval_table`."""
         return reports.interval_table(self, significance, metric_names)
 

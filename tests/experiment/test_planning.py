@@ -1,6 +1,7 @@
 """Provenance (plboost.experiment.planning): a record is reused only when everything that decides its result
 is the same; damaged records are named and recomputed; repeats shift the seeds."""
 
+import itertools
 import json
 from dataclasses import replace
 
@@ -240,3 +241,31 @@ def test_repeats_shift_the_seeds_and_report_both_spreads(two_datasets, tmp_path)
     assert row["NDCG@10 seed std"] == pytest.approx(np.mean([np.std(v, ddof=1) for v in by_split.values()]))
     assert f"{row['NDCG@10']:.4f} ± {row['NDCG@10 std']:.4f} / {row['NDCG@10 seed std']:.4f}" in result.table()
     assert "x 3 repeats" in result.header() and "std over 3 seeds" in result.header()
+
+
+def _hits_at(ranked_labels, offsets, k):
+    """Whether a relevant document is in each query's top k, written plainly."""
+    return np.array([float(np.any(ranked_labels[a:b][:k] >= 1)) for a, b in itertools.pairwise(offsets)])
+
+
+def test_a_registered_metric_joins_the_table_and_records_and_is_never_reused_without(two_datasets, tmp_path):
+    alpha, _ = two_datasets
+    layout = find_layout(alpha)
+    spec = RunSpec(rounds=3, num_leaves=7, eval_at=(3, 10))
+    metrics.register_metric("Hits", _hits_at, at_cutoffs=True)
+    try:
+        lines = []
+        result = compare([spec], layout, out_dir=tmp_path, log=lines.append)
+        assert {"Hits@3", "Hits@10"} <= set(result.metric_names)
+        assert "Hits@3" in result.table().splitlines()[0]
+        record = json.loads(record_path_of(tmp_path, spec, "Fold1").read_text())
+        assert record["provenance"]["registered metrics"] == ["Hits"] and "Hits@10" in record["metrics"]
+        again = []
+        compare([spec], layout, out_dir=tmp_path, log=again.append)
+        assert sum(": reused (" in line for line in again) == 2, again
+    finally:
+        metrics.unregister_metric("Hits")
+    without = []
+    result = compare([spec], layout, out_dir=tmp_path, log=without.append)
+    assert "Hits@3" not in result.metric_names
+    assert any('registered metrics ["Hits"] -> unset' in line for line in without), without
