@@ -30,9 +30,11 @@ _PUBLIC = {
     **dict.fromkeys(("RankingData", "OutOfCoreData", "DataFormatError", "load_svmlight", "load_splits", "load_table",
                      "load_out_of_core", "make_synthetic", "write_synthetic_splits", "clear_cache"), "plboost.data"),
     # metrics (plboost.metrics)
-    **dict.fromkeys(("evaluate", "ndcg", "err", "mean_average_precision", "average_precision"), "plboost.metrics"),
+    **dict.fromkeys(("evaluate", "ndcg", "err", "mean_average_precision", "average_precision", "register_metric"),
+                    "plboost.metrics"),
     # training (plboost.engines)
-    **dict.fromkeys(("train", "load_model", "ENGINES", "TrainedModel", "SavedModel"), "plboost.engines"),
+    **dict.fromkeys(("train", "load_model", "ENGINES", "TrainedModel", "SavedModel", "TrainingSettings"),
+                    "plboost.engines"),
     "train_dask": "plboost.engines.dask",
     "ranking_collections": "plboost.engines.dask",
     # scikit-learn and cross-validation
@@ -44,10 +46,10 @@ _PUBLIC = {
 __all__ = [
     "CutQueryError", "DataFormatError", "ENGINES", "ListNet", "OBJECTIVES", "OutOfCoreData", "PLLowerBound",
     "PLPartition", "PLRank", "PLRank3", "PositionAwareListMLE", "Ranker", "RankingData", "RankingObjective",
-    "SavedModel", "TrainedModel", "UMart", "URank", "__version__", "average_precision", "clear_cache", "err",
-    "evaluate", "get_objective", "load_model", "load_out_of_core", "load_splits", "load_svmlight", "load_table",
-    "make_synthetic", "mean_average_precision", "ndcg", "query_folds", "ranking_collections", "train",
-    "train_dask", "write_synthetic_splits",
+    "SavedModel", "TrainedModel", "TrainingSettings", "UMart", "URank", "__version__", "average_precision",
+    "clear_cache", "err", "evaluate", "get_objective", "load_model", "load_out_of_core", "load_splits",
+    "load_svmlight", "load_table", "make_synthetic", "mean_average_precision", "ndcg", "query_folds",
+    "ranking_collections", "register_metric", "train", "train_dask", "write_synthetic_splits",
 ]
 
 
@@ -69,9 +71,9 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from .cv import query_folds
     from .data import (DataFormatError, OutOfCoreData, RankingData, clear_cache, load_out_of_core, load_splits,
                        load_svmlight, load_table, make_synthetic, write_synthetic_splits)
-    from .engines import ENGINES, SavedModel, TrainedModel, load_model, train
+    from .engines import ENGINES, SavedModel, TrainedModel, TrainingSettings, load_model, train
     from .engines.dask import ranking_collections, train_dask
-    from .metrics import average_precision, err, evaluate, mean_average_precision, ndcg
+    from .metrics import average_precision, err, evaluate, mean_average_precision, ndcg, register_metric
     from .objectives import (OBJECTIVES, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3, PositionAwareListMLE,
                              RankingObjective, UMart, URank, get_objective)
     from .sklearn import Ranker

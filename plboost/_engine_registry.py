@@ -56,8 +56,16 @@ class Engine:
     group_hint: ClassVar[str]
     #: the model file formats it loads (as :func:`plboost.engines._model_files.read_model_file` names them)
     model_formats: ClassVar[tuple[str, ...]]
+    # capabilities: what the engine can do with plboost. Each engine declares every one in its own class body
+    # (tests/engines/test_registry.py checks), and code asks them, never the engine's name.
+    #: whether it trains with plboost's objectives (custom gradients and hessians); without, it is a comparator only
+    custom_objectives: ClassVar[bool]
     #: whether trees can have their leaves rewritten (``leaf_values="exact"``)
-    exact_leaves: ClassVar[bool] = False
+    exact_leaves: ClassVar[bool]
+    #: whether it trains on a Dask cluster (its adapter's ``fit_dask``)
+    dask: ClassVar[bool]
+    #: whether it trains on :class:`~plboost.data.OutOfCoreData` (features on disk, read in batches)
+    out_of_core: ClassVar[bool]
     #: whether the library ships its own OpenMP runtime, whose idle threads spin against Numba's
     own_openmp: ClassVar[bool] = False
     #: whether parameters the library does not know are refused (it would only warn)
@@ -172,7 +180,10 @@ class LightGBM(Engine):
     dataset_label = "lgb.Dataset"
     group_hint = "build the lgb.Dataset with group=<query sizes>"
     model_formats = ("text",)
+    custom_objectives = True
     exact_leaves = True
+    dask = True
+    out_of_core = True
     refuses_unknown_params = True
     set_by_plboost = MappingProxyType({"objective": "objective", "metric": "metric", "eval_at": "eval_at",
                                        "num_iterations": "rounds", "early_stopping_round": "early_stopping"})
@@ -276,6 +287,10 @@ class XGBoost(Engine):
     dataset_label = "xgb.DMatrix"
     group_hint = "build the xgb.DMatrix with qid=... or call set_group(<query sizes>)"
     model_formats = ("json", "ubj")
+    custom_objectives = True
+    exact_leaves = False
+    dask = True
+    out_of_core = True
     own_openmp = True
     set_by_plboost = MappingProxyType({"objective": "objective", "eval_metric": "metric", "num_boost_round": "rounds",
                                        "n_estimators": "rounds", "early_stopping_rounds": "early_stopping"})
@@ -375,10 +390,17 @@ def _is_engine_text(value, text: str) -> bool:
         return str(value).lower() == text.lower()
 
 
+#: the capabilities every engine declares (see :class:`Engine`)
+CAPABILITIES = ("custom_objectives", "exact_leaves", "dask", "out_of_core")
+
+
 def registry(*engines: Engine) -> Mapping[str, Engine]:
     """Engines by their ``name`` (read-only), refusing a name given twice."""
     by_name: dict[str, Engine] = {}
     for engine in engines:
+        undeclared = [name for name in CAPABILITIES if not isinstance(getattr(engine, name, None), bool)]
+        if undeclared:
+            raise TypeError(f"engine {engine.name!r} does not declare {', '.join(undeclared)} (True or False)")
         if engine.name in by_name:
             raise ValueError(f"two engines are named {engine.name!r}")
         by_name[engine.name] = engine

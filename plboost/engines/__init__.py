@@ -15,17 +15,31 @@ import importlib
 from pathlib import Path
 
 from .._engine_registry import DEFAULT_ENGINE, ENGINES, Engine, engine_of, engine_of_model_format, get_engine
-from ..objectives import OBJECTIVES, get_objective
-from ._base import SavedModel, TrainedModel, describe_objective, engine_message, engine_refusal
+from ..data.out_of_core import OutOfCoreData
+from ..objectives import OBJECTIVES, RankingObjective, get_objective
+from ._base import EngineAdapter, SavedModel, TrainedModel, describe_objective, engine_message, engine_refusal
 from .settings import DEFAULT_SETTINGS, TrainingSettings
 
 #: the engines' own objectives that plboost can train and compare against, by engine
 BUILTIN_OBJECTIVES = {name: engine.builtin_objectives for name, engine in ENGINES.items()}
 
 
-def adapter(engine: str | Engine):
-    """The module that trains with ``engine`` (its ``train``, ``fit_dask`` and ``load_booster``)."""
-    return importlib.import_module(get_engine(engine).adapter)
+def adapter(engine: str | Engine) -> EngineAdapter:
+    """The module that trains with ``engine``, checked against :class:`EngineAdapter`."""
+    engine = get_engine(engine)
+    module = importlib.import_module(engine.adapter)
+    if not isinstance(module, EngineAdapter):
+        missing = [name for name in ("train", "fit_dask", "load_booster") if not callable(getattr(module, name, None))]
+        raise TypeError(f"{engine.adapter}, the adapter of engine {engine.name!r}, lacks {', '.join(missing)}")
+    return module
+
+
+def check_capability(engine: str | Engine, capability: str, what: str) -> None:
+    """Refuse ``what`` (e.g. "training on Dask") where ``engine`` does not declare ``capability``."""
+    engine = get_engine(engine)
+    if not getattr(engine, capability):
+        able = [e.label for e in ENGINES.values() if getattr(e, capability)]
+        raise ValueError(f"{engine.label} cannot do {what} in plboost; {' and '.join(able) or 'no engine'} can")
 
 
 def load_model(path) -> SavedModel:
@@ -52,6 +66,7 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
     params = dict(params or {})
     builtin = get_engine(engine).builtin_objectives
     if name in OBJECTIVES:
+        check_capability(engine, "custom_objectives", f"plboost's objectives ({name})")
         return get_objective(name, **params), {}
     if name in builtin:
         return name, params
@@ -67,11 +82,16 @@ def check_engine(engine: str) -> None:
 def train(engine: str, objective, train_data, valid_data=None, settings: TrainingSettings | None = None,
           **kwargs) -> TrainedModel:
     """Train with ``engine`` (a name of :data:`ENGINES`) under ``settings`` (:class:`TrainingSettings`, or its
-    fields as keywords); see the engine's adapter module for the other arguments."""
+    fields as keywords); see the engine's adapter module for the other arguments. What ``engine`` does not declare
+    it can do (a plboost objective, data on disk) is refused, naming the engines that can."""
+    if isinstance(objective, RankingObjective):
+        check_capability(engine, "custom_objectives", f"plboost's objectives ({objective.name})")
+    if any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)) or kwargs.get("out_of_core"):
+        check_capability(engine, "out_of_core", "training on data read out of core")
     return adapter(engine).train(objective, train_data, valid_data, settings, **kwargs)
 
 
-__all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "SavedModel",
-           "TrainedModel", "TrainingSettings", "adapter",
+__all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "EngineAdapter",
+           "SavedModel", "TrainedModel", "TrainingSettings", "adapter", "check_capability",
            "check_engine", "describe_objective", "engine_message", "engine_of", "engine_refusal", "get_engine",
            "load_model", "resolve_objective", "train"]

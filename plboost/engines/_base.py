@@ -1,4 +1,5 @@
-"""What the engines' adapters share: the trained model, an engine's refusal as a ValueError, an objective's name.
+"""What the engines' adapters share: the contract they keep (:class:`EngineAdapter`), the trained model, an
+engine's refusal as a ValueError, an objective's name.
 
 The adapters (:mod:`plboost.engines.lightgbm`, :mod:`plboost.engines.xgboost`, :mod:`plboost.engines.dask`)
 import this module, not :mod:`plboost.engines`, which finds them through the engine registry
@@ -9,12 +10,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._engine_registry import get_engine
 from ..objectives import RankingObjective
+
+
+@runtime_checkable
+class EngineAdapter(Protocol):
+    """What the module an :class:`~plboost._engine_registry.Engine` names as its ``adapter`` provides.
+
+    A new engine is a record in :mod:`plboost._engine_registry` (its facts and capabilities) and one module with
+    these three functions; :func:`plboost.engines.adapter` checks a module against this protocol when it loads it.
+    """
+
+    def train(self, objective, train_data, valid_data=None, settings=None, *, progress: bool = False,
+              on_round=None, out_of_core: bool | None = None, load_options: dict | None = None,
+              **setting_keywords) -> TrainedModel:
+        """Train ``objective`` (a plboost objective or a built-in objective's name) on ``train_data`` (early
+        stopping on ``valid_data``) under ``settings`` (:class:`~plboost.engines.TrainingSettings`)."""
+
+    def fit_dask(self, client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
+                 early_stopping, eval_at: int, engine_params: dict, seed: int) -> TrainedModel:
+        """Train on the Dask cluster of ``client`` (only where the engine declares ``dask``)."""
+
+    def load_booster(self, path, kind: str, data: bytes):
+        """The engine's booster from a model file's bytes ``data``, of format ``kind`` (one of the engine's
+        ``model_formats``)."""
 
 
 @dataclass

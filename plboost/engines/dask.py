@@ -27,7 +27,7 @@ import numpy as np
 
 from .._extras import import_extra
 from .._engine_registry import get_engine
-from . import adapter
+from . import adapter, check_capability
 from ._base import TrainedModel, describe_objective
 from .parameters import check_engine_params, check_leaf_values
 from .settings import TrainingSettings, training_settings
@@ -195,6 +195,7 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, settings:
     refusal of a parameter raises ValueError.
     """
     s = training_settings(settings, setting_keywords)
+    check_capability(engine, "dask", "training on Dask")
     if s.leaf_values != "diagonal":
         check_leaf_values(s.leaf_values, get_engine(engine).name, objective, dask=True)
     with client.as_current():

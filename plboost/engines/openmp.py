@@ -21,11 +21,12 @@ from __future__ import annotations
 import os
 import sys
 
+from .._engine_registry import ENGINES
+
 #: libgomp's spin count that plboost's commands use (libgomp's own default is 300,000)
 SPIN_COUNT = 1000
 #: the variables that say how OpenMP threads wait; plboost sets none of them where the user set one
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
-_ENGINE_MODULES = ("lightgbm", "xgboost")
 
 
 def spin_environment(environ) -> dict[str, str]:
@@ -44,4 +45,4 @@ def limit_spinning(environ=None) -> bool:
     environ = os.environ if environ is None else environ
     added = spin_environment(environ)
     environ.update(added)
-    return bool(added) and not any(name in sys.modules for name in _ENGINE_MODULES)
+    return bool(added) and not any(name in sys.modules for name in ENGINES)  # an engine's name is its module's

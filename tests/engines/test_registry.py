@@ -107,3 +107,63 @@ def test_objective_parameters_at_the_engines_default_are_left_out_and_nothing_el
     assert xgboost.without_defaults("rank:ndcg", {"lambdarank_num_pair_per_sample": 4294967295,
                                                   "lambdarank_unbiased": False}) == {}
     assert lightgbm.without_defaults("plrank", {"lambdarank_norm": True}) == {"lambdarank_norm": True}
+
+
+def test_every_engine_declares_every_capability_in_its_own_class_and_keeps_the_adapter_contract():
+    from plboost._engine_registry import CAPABILITIES
+    from plboost.engines import EngineAdapter, adapter
+
+    for engine in ENGINES.values():
+        assert set(CAPABILITIES) <= set(vars(type(engine))), f"{engine.name} inherits a capability"
+        module = adapter(engine.name)
+        assert isinstance(module, EngineAdapter)
+        assert module.train is not None and module.fit_dask is not None and module.load_booster is not None
+
+    class Undeclared(type(ENGINES["xgboost"])):
+        name = "mute"
+        dask = None  # neither True nor False
+
+    with pytest.raises(TypeError, match="engine 'mute' does not declare dask"):
+        registry(Undeclared())
+
+
+@pytest.fixture
+def comparator_engine(monkeypatch):
+    """A third engine that can do nothing but its own objectives, registered for one test, its adapter a module
+    without fit_dask."""
+    import sys
+    import types
+
+    import plboost._engine_registry as engine_registry
+
+    class Comparator(type(ENGINES["lightgbm"])):
+        name, label = "comparator", "Comparator"
+        adapter = "comparator_adapter_for_tests"
+        custom_objectives = exact_leaves = dask = out_of_core = False
+
+    module = types.ModuleType("comparator_adapter_for_tests")
+    module.train = lambda *args, **kwargs: None
+    module.load_booster = lambda *args: None
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(engine_registry, "ENGINES", registry(*ENGINES.values(), Comparator()))
+    return module
+
+
+def test_what_an_engine_does_not_declare_is_refused_naming_the_engines_that_can(comparator_engine, tmp_path):
+    from plboost.data import make_synthetic
+    from plboost.engines import adapter, resolve_objective, train
+    from plboost.engines.dask import train_dask
+    from plboost.objectives import PLRank
+
+    data = make_synthetic(n_queries=5, n_features=3)
+    for call in (lambda: train("comparator", PLRank(), data), lambda: resolve_objective("plrank", "comparator")):
+        with pytest.raises(ValueError, match=r"^Comparator cannot do plboost's objectives \(plrank\) in plboost; "
+                                             "LightGBM and XGBoost can$"):
+            call()
+    with pytest.raises(ValueError, match="Comparator cannot do training on data read out of core in plboost"):
+        train("comparator", "lambdarank", data, out_of_core=True)
+    with pytest.raises(ValueError, match="Comparator cannot do training on Dask in plboost"):
+        train_dask("comparator", None, "lambdarank", None)
+    with pytest.raises(TypeError, match="comparator_adapter_for_tests, the adapter of engine 'comparator', lacks "
+                                        "fit_dask"):
+        adapter("comparator")
