@@ -17,12 +17,15 @@ Each file may also be a table (:mod:`plboost.data.tabular`): ``Fold1/train.parqu
 and CSV) is refused: which one to read is not guessed.
 
 Each fold (or Yahoo! set) is a :class:`Split`. A directory matching none of these gets an error that lists
-what was expected and what was found.
+what was expected and what was found. Another layout is one call: :func:`register_layout` (its name, a
+function from a directory to its splits, and a line saying what it expects), and ``plboost compare`` and
+:func:`find_layout` recognise it from then on.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,8 +103,56 @@ def _single_layout(directory: Path) -> tuple[Split, ...]:
     return ()
 
 
+@dataclass(frozen=True)
+class LayoutKind:
+    """A way benchmark files are laid out in a directory: ``find(directory)`` returns its splits (empty when the
+    directory is not laid out so), ``expected`` says in a line or two what it looks for (for the error message)."""
+
+    name: str
+    find: Callable[[Path], tuple[Split, ...]]
+    expected: str
+
+
+_LAYOUTS: dict[str, LayoutKind] = {}
+
+
+def register_layout(name: str, find: Callable[[Path], tuple[Split, ...]], expected: str) -> LayoutKind:
+    """Recognise another layout in :func:`find_layout`, after those registered before it (the built-in ones
+    first). ``find(directory)`` returns a tuple of :class:`Split` (empty: not this layout)."""
+    if name in _LAYOUTS:
+        raise ValueError(f"register_layout: a layout named {name!r} is registered already")
+    if not callable(find):
+        raise ValueError(f"register_layout: find must be callable, got {find!r}")
+    kind = LayoutKind(name, find, expected)
+    _LAYOUTS[name] = kind
+    return kind
+
+
+def unregister_layout(name: str) -> None:
+    """Stop recognising the layout registered as ``name``."""
+    if name not in _LAYOUTS:
+        raise ValueError(f"unregister_layout: no layout {name!r} is registered; registered: {', '.join(_LAYOUTS)}")
+    del _LAYOUTS[name]
+
+
+def registered_layouts() -> tuple[LayoutKind, ...]:
+    """The layouts :func:`find_layout` tries, in the order it tries them."""
+    return tuple(_LAYOUTS.values())
+
+
+register_layout("letor4", lambda directory: _fold_layout(directory, "letor4"),
+                "LETOR 4.0 / MSLR-WEB folds: Fold1/train.txt, Fold1/vali.txt, Fold1/test.txt, ... (Fold1..Fold5)")
+register_layout("letor3", lambda directory: _fold_layout(directory, "letor3"),
+                "LETOR 3.0 folds: Fold1/trainingset.txt, Fold1/validationset.txt, Fold1/testset.txt, ...")
+register_layout("yahoo", _yahoo_layout, "Yahoo! LTR: set1.train.txt, set1.valid.txt, set1.test.txt (set 2 likewise)")
+register_layout("single", _single_layout,
+                "one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name, ending in\n"
+                "    .txt, or named like LightGBM's examples (rank.train, rank.test)")
+
+
 def find_layout(directory) -> Layout:
-    """Recognise the layout of a benchmark directory (see the module docstring).
+    """Recognise the layout of a benchmark directory: the first of :func:`registered_layouts` that finds splits
+    there (see the module docstring).
 
     Raises ``FileNotFoundError`` for a missing directory and ``ValueError``, listing the layouts
     expected and the files found, when nothing matches.
@@ -109,21 +160,13 @@ def find_layout(directory) -> Layout:
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"dataset directory {directory} does not exist")
-    for kind in ("letor4", "letor3"):
-        splits = _fold_layout(directory, kind)
+    for kind in _LAYOUTS.values():
+        splits = tuple(kind.find(directory))
         if splits:
-            return Layout(kind, directory, splits)
-    for kind, finder in (("yahoo", _yahoo_layout), ("single", _single_layout)):
-        splits = finder(directory)
-        if splits:
-            return Layout(kind, directory, splits)
+            return Layout(kind.name, directory, splits)
     found = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())[:20]
+    expected = "".join(f"  {kind.expected}\n" for kind in _LAYOUTS.values())
     raise ValueError(
-        f"{directory}: no known dataset layout. Expected one of:\n"
-        "  LETOR 4.0 / MSLR-WEB folds: Fold1/train.txt, Fold1/vali.txt, Fold1/test.txt, ... (Fold1..Fold5)\n"
-        "  LETOR 3.0 folds: Fold1/trainingset.txt, Fold1/validationset.txt, Fold1/testset.txt, ...\n"
-        "  Yahoo! LTR: set1.train.txt, set1.valid.txt, set1.test.txt (set 2 likewise)\n"
-        "  one split: a file each with 'train', 'vali' or 'valid' (optional) and 'test' in its name, ending in\n"
-        "    .txt, or named like LightGBM's examples (rank.train, rank.test)\n"
+        f"{directory}: no known dataset layout. Expected one of:\n{expected}"
         "(any of them may end in .gz, and be a table: .parquet, .pq, .csv or .csv.gz in place of .txt). Found: "
         + (", ".join(found) if found else "no files"))

@@ -94,3 +94,37 @@ def test_lightgbm_example_naming_with_query_files(shared_data):
     assert layout.kind == "single"
     (split,) = layout.splits
     assert (split.train.name, split.valid, split.test.name) == ("rank.train.gz", None, "rank.test.gz")
+
+
+def test_a_registered_layout_is_recognised_after_the_built_in_ones_and_named_in_the_error(tmp_path):
+    from plboost.data.layouts import Split, register_layout, registered_layouts, unregister_layout
+
+    def by_day(directory):
+        """Splits of files day1.train / day1.test / day2.train / ..."""
+        days = sorted(p.name.split(".")[0] for p in directory.glob("day*.train"))
+        return tuple(Split(day, directory / f"{day}.train", None, directory / f"{day}.test") for day in days)
+
+    for day in ("day1", "day2"):
+        for part in ("train", "test"):
+            (tmp_path / f"{day}.{part}").write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    with pytest.raises(ValueError, match="no known dataset layout"):
+        find_layout(tmp_path)
+    register_layout("daily", by_day, "daily: day1.train, day1.test, day2.train, ...")
+    try:
+        assert [kind.name for kind in registered_layouts()] == ["letor4", "letor3", "yahoo", "single", "daily"]
+        layout = find_layout(tmp_path)
+        assert layout.kind == "daily" and [s.name for s in layout.splits] == ["day1", "day2"]
+        with pytest.raises(ValueError, match="registered already"):
+            register_layout("daily", by_day, "")
+        with pytest.raises(ValueError, match=r"  daily: day1\.train, day1\.test"):
+            find_layout(_empty(tmp_path))
+    finally:
+        unregister_layout("daily")
+    with pytest.raises(ValueError, match="no known dataset layout"):
+        find_layout(tmp_path)
+
+
+def _empty(tmp_path):
+    directory = tmp_path / "empty"
+    directory.mkdir()
+    return directory
