@@ -2,6 +2,7 @@
 or inside a function alike; those under ``if TYPE_CHECKING:`` are not run and do not count) finds no cycle."""
 
 import ast
+import sys
 from pathlib import Path
 
 import plboost
@@ -170,3 +171,37 @@ def test_every_import_goes_to_the_same_floor_or_below():
               if floor_of(target) > floor_of(source)]
     assert upward == []
     assert floor_of("plboost.objectives.plrank") == 1 and floor_of("plboost") == 5
+
+
+#: the longest a function may be, in lines after its docstring, outside the compiled kernels (issue 36)
+LONGEST_FUNCTION = 80
+
+
+def function_lengths(path: Path) -> list[tuple[int, str]]:
+    """(lines after the docstring, name) of every function in ``path`` but the compiled kernels (decorated with
+    ``kernel`` or ``helper`` from plboost._jit, whose loops are written out for Numba)."""
+    lengths = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if any(ast.unparse(d).split("(")[0] in ("kernel", "helper") for d in node.decorator_list):
+            continue
+        first = node.body[0]
+        has_docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str) and len(node.body) > 1
+        start = node.body[1].lineno if has_docstring else first.lineno
+        lengths.append((node.end_lineno - start + 1, f"{module_name(path)}.{node.name} (line {node.lineno})"))
+    return lengths
+
+
+def test_no_function_outside_the_kernels_is_longer_than_80_lines():
+    long = [f"{name}: {n} lines" for path in modules().values() for n, name in function_lengths(path)
+            if n > LONGEST_FUNCTION]
+    assert long == []
+
+
+def test_the_length_walk_counts_after_the_docstring_and_skips_kernels(tmp_path, monkeypatch):
+    path = tmp_path / "example.py"
+    path.write_text('def f():\n    """Doc."""\n    a = 1\n    return a\n\n\n@kernel\ndef g():\n    return 1\n')
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "plboost")
+    assert function_lengths(path) == [(2, "example.f (line 1)")]
