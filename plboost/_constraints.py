@@ -66,17 +66,19 @@ class Integer:
 
 @dataclass(frozen=True)
 class Real:
-    """A finite real number (not a bool) above ``low`` (``low_open``: strictly) and at most ``high``."""
+    """A finite real number (not a bool) above ``low`` and below ``high`` (``low_open``, ``high_open``: strictly)."""
 
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    high_open: bool = False
 
     def accepts(self, value) -> bool:
         if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
             return False
         above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        return above and (self.high is None or value <= self.high)
+        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
+        return above and below
 
     def convert(self, value) -> float:
         return float(value)
@@ -84,8 +86,9 @@ class Real:
     def describe(self) -> str:
         low = "" if self.low is None else f"{'>' if self.low_open else '>='} {self.low:g}"
         if self.high is not None:
-            return f"a finite number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]" if low else \
-                f"a finite number <= {self.high:g}"
+            close = ")" if self.high_open else "]"
+            return f"a finite number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{close}" if low \
+                else f"a finite number {'<' if self.high_open else '<='} {self.high:g}"
         return f"a finite number {low}" if low else "a finite number"
 
 

@@ -58,7 +58,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._constraints import Options, check
+from ._constraints import Options, Real, check
+
+#: a significance level or a confidence level: strictly between 0 and 1
+_PROBABILITY = Real(low=0, high=1, low_open=True, high_open=True)
 
 __all__ = ["PER_QUERY_COLUMNS", "TESTS", "BETTER", "WORSE", "load_per_query", "query_means", "paired_tests",
            "pairwise_significance", "holm", "marker", "legend", "bootstrap_interval", "interval_legend",
@@ -223,8 +226,7 @@ def paired_tests(per_query: pd.DataFrame, baseline: str, *, metrics=None, tests=
     tests = _check_tests(tests)
     _check_alpha(alpha)
     check(holm_over, Options(*HOLM_FAMILIES), "holm_over")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1, not {level}")
+    check(level, _PROBABILITY, "level")
     means = query_means(per_query)
     metrics = _check_metrics(means, metrics)
 
@@ -364,8 +366,7 @@ def _check_tests(tests) -> list[str]:
 
 
 def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, not {alpha}")
+    check(alpha, _PROBABILITY, "alpha")
 
 
 def _check_metrics(means: pd.DataFrame, metrics) -> list[str]:

@@ -348,3 +348,12 @@ def test_load_per_query_reads_files_and_directories(tmp_path, rng):
     bad.write_text("dataset,configuration,metric,value\nd1,A,NDCG@10,0.5\n")
     with pytest.raises(ValueError, match=r"bad.csv: lacks column\(s\) split, repeat, qid"):
         load_per_query(bad)
+
+
+def test_levels_are_checked_by_the_one_validator():
+    from plboost.significance import _check_alpha
+
+    for bad in (0, 1, 1.5, float("nan"), "0.05"):
+        with pytest.raises(ValueError, match=r"^alpha must be a finite number in \(0, 1\), got"):
+            _check_alpha(bad)
+    _check_alpha(0.05)

@@ -54,6 +54,7 @@ import time
 import numpy as np
 
 from .. import metrics
+from .._constraints import Options, check
 from .._engine_registry import ENGINES
 from .._jit import kernel
 from ..objectives import PLRank
@@ -189,10 +190,9 @@ class ExactLeafValues:
 
     def __init__(self, objective: PLRank, train_data, valid_data=None, params: dict | None = None, *,
                  eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
-        if not isinstance(objective, PLRank) or objective.name != PLRank.name:  # not PA-ListMLE's weights
+        if not getattr(objective, "exact_leaves", False):  # the capability: a leaf_curvature method
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
-        if curvature not in ("exact", "diagonal"):
-            raise ValueError(f"curvature must be 'exact' or 'diagonal', got {curvature!r}")
+        curvature = check(curvature, Options("exact", "diagonal"), "curvature", "ExactLeafValues")
         params = dict(params or {})
         _refuse_unsupported(params)
         self._objective = objective

@@ -7,6 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from .. import engines
+from .._constraints import Integer, check
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
@@ -203,8 +204,7 @@ def _checked_comparison(specs, layout, splits, repeats):
         raise ValueError("two configurations have the same label; give them different parameters or engines")
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
         raise ValueError("all configurations of a comparison must use the same evaluation conventions")
-    if int(repeats) < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    repeats = check(repeats, Integer(low=1), "repeats", "compare")
     for spec in specs:  # unknown names and bad parameters fail now, not after hours of training
         engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     chosen = list(layout.splits)

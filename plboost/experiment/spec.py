@@ -49,8 +49,7 @@ class RunSpec:
         self.training_settings()  # checks the training settings, as every entry point does
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)
-        if int(self.repeat) < 0:
-            raise ValueError(f"repeat must be >= 0, got {self.repeat}")
+        self.repeat = check(self.repeat, Integer(low=0), "repeat")
         self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
         check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
                             run_settings=True)

@@ -177,7 +177,7 @@ def test_other_objectives_and_engines_are_refused(small):
         train("lightgbm", UMart(), small, rounds=1, leaf_values="exact")
     with pytest.raises(ValueError, match="for LightGBM only"):
         train("xgboost", PLRank(), small, rounds=1, leaf_values="exact")
-    with pytest.raises(ValueError, match="'diagonal' or 'exact'"):
+    with pytest.raises(ValueError, match="leaf_values must be one of 'diagonal', 'exact'"):
         train("lightgbm", PLRank(), small, rounds=1, leaf_values="newton")
 
 
