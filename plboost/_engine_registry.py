@@ -170,6 +170,12 @@ class Engine:
         """Whether the metric parameter's ``values`` name the NDCG plboost sets anyway."""
         return False
 
+    def metric_gain_parameters(self, params: dict) -> dict:
+        """Those of ``params`` (the user's names) that give the engine's validation NDCG other gains than
+        plboost's 2^y - 1 (``{}``: none). The watched NDCG is then plboost's own (or the parameter is refused
+        where the engine has no way to watch another metric: see ``set_by_plboost``'s "metric_gain")."""
+        return {}
+
 
 class LightGBM(Engine):
     name = "lightgbm"
@@ -263,6 +269,22 @@ class LightGBM(Engine):
     def is_plboost_ndcg(self, values, eval_at):
         return len(values) == 1 and str(values[0]).strip().lower() in self.NDCG_NAMES
 
+    def metric_gain_parameters(self, params):
+        canonical = self.canonical_names()
+        found = {}
+        for name, value in params.items():
+            if canonical.get(name, name) != "label_gain":
+                continue
+            gains = value.split(",") if isinstance(value, str) else value if isinstance(value, (list, tuple)) \
+                else [value]
+            try:
+                plboost_gains = all(float(gain) == 2.0 ** i - 1 for i, gain in enumerate(gains))
+            except (TypeError, ValueError):
+                plboost_gains = False  # LightGBM refuses it anyway
+            if not plboost_gains:
+                found[name] = value
+        return found
+
 
 @functools.cache
 def _lightgbm_aliases() -> dict:
@@ -293,7 +315,8 @@ class XGBoost(Engine):
     out_of_core = True
     own_openmp = True
     set_by_plboost = MappingProxyType({"objective": "objective", "eval_metric": "metric", "num_boost_round": "rounds",
-                                       "n_estimators": "rounds", "early_stopping_rounds": "early_stopping"})
+                                       "n_estimators": "rounds", "early_stopping_rounds": "early_stopping",
+                                       "ndcg_exp_gain": "metric_gain"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
                                      "seed": "seed", "random_state": "seed"})
     objective_parameters = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample", "lambdarank_unbiased",
@@ -357,6 +380,11 @@ class XGBoost(Engine):
 
     def is_plboost_ndcg(self, values, eval_at):
         return eval_at is not None and len(values) == 1 and str(values[0]).strip() == f"ndcg@{eval_at}"
+
+    def metric_gain_parameters(self, params):
+        # ndcg_exp_gain=false: linear gains in XGBoost's ndcg metric (and rank:ndcg)
+        return {name: value for name, value in params.items()
+                if name == "ndcg_exp_gain" and str(value).strip().lower() in ("false", "0", "no")}
 
 
 def _leaf_texts(node: dict, found: dict | None = None) -> dict[str, str]:

@@ -92,7 +92,8 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     train_data, valid_data : RankingData, OutOfCoreData or path
         Training data, and optionally validation data watched with LightGBM's ``ndcg@eval_at`` (with
         plboost's :func:`plboost.metrics.ndcg` when a query of either holds more than 10,000 documents, which
-        LightGBM's metric refuses). :class:`~plboost.data.OutOfCoreData` (features on disk) is handed to
+        LightGBM's metric refuses, or when ``label_gain`` would give LightGBM's metric other gains than 2^y - 1).
+        :class:`~plboost.data.OutOfCoreData` (features on disk) is handed to
         LightGBM batch by batch (:meth:`~plboost.data.OutOfCoreData.to_lightgbm`): the model is the one
         trained in memory. An SVMlight file's path is read as ``out_of_core`` says.
     out_of_core : bool or None
@@ -138,9 +139,12 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
         raise ValueError(_query_limit_message("LightGBM's lambdarank objective", train_data, "training")
                          + "; train with a plboost objective or rank_xendcg")
     feval = None
-    own_metric = longest > LIGHTGBM_MAX_QUERY and not any(key in (engine_params or {}) for key in _METRIC_KEYS)
+    # LightGBM's ndcg metric would refuse the data, or score it with other gains than plboost's (label_gain): plboost
+    # scores the validation data instead
+    own_metric = None if any(key in engine_params for key in _METRIC_KEYS) else \
+        f"a query has over {LIGHTGBM_MAX_QUERY} documents" if longest > LIGHTGBM_MAX_QUERY else \
+        "label_gain is not 2^y - 1" if ENGINE.metric_gain_parameters(engine_params) else None
     if own_metric:
-        # LightGBM's ndcg metric would refuse the data: plboost scores the validation data instead
         params["metric"] = "None"
         feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
@@ -232,14 +236,15 @@ def _constructed_train_set(train_data, dataset_params: dict, params: dict, engin
     return train_set
 
 
-def _logged_params(params: dict, *, exact_leaves: bool, own_metric: bool) -> dict:
-    """The parameters a result records: LightGBM's, less the objective, and who computed the metric."""
+def _logged_params(params: dict, *, exact_leaves: bool, own_metric: str | None) -> dict:
+    """The parameters a result records: LightGBM's, less the objective, and who computed the metric (``own_metric``:
+    why plboost did)."""
     logged = {k: v for k, v in params.items() if k != "objective"}
     if exact_leaves:
         logged["leaf_values"] = "exact"
         logged["metric"] = "ndcg (plboost, from the rewritten trees)"
     elif own_metric:
-        logged["metric"] = f"ndcg (plboost: a query has over {LIGHTGBM_MAX_QUERY} documents)"
+        logged["metric"] = f"ndcg (plboost: {own_metric})"
     return logged
 
 

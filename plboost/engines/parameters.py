@@ -27,6 +27,8 @@ _EFFECTS = {
     "metric": ("would replace the validation NDCG@{eval_at} that early stopping and the validation history watch",
                "plboost computes the reported metrics itself (--eval-at sets the cut-offs)"),
     "eval_at": ("sets the NDCG cut-off that early stopping watches", "use --eval-at (eval_at=)"),
+    "metric_gain": ("would change the gains of the validation NDCG@{eval_at} that early stopping and the validation "
+                    "history watch (plboost's are 2^y - 1)", "leave it at the engine's default"),
     "rounds": ("sets the number of rounds", "use --rounds (rounds=)"),
     "early_stopping": ("sets early stopping", "use --early-stopping (early_stopping=)"),
     # the run settings a configuration records: given as engine parameters of a configuration, they would
@@ -65,7 +67,7 @@ def check_engine_params(engine: str, params: dict | None, *, objective: str, eva
             close = difflib.get_close_matches(name, sorted(canonical), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             raise ValueError(f"unknown {engine.label} {what} {name!r}{hint} (see {engine.label}'s Parameters page)")
-        if base not in reserved or _same_as_plboost(engine, reserved[base], value, eval_at):
+        if base not in reserved or _same_as_plboost(engine, reserved[base], name, value, eval_at):
             continue
         alias = f" ({engine.label}'s {base})" if base != name else ""
         effect, advice = _EFFECTS[reserved[base]]
@@ -85,9 +87,12 @@ def canonical_engine_params(engine: str, params: dict | None) -> dict:
     return dict(sorted((names.get(name, name), value) for name, value in (params or {}).items()))
 
 
-def _same_as_plboost(engine, role: str, value, eval_at: int | None) -> bool:
-    """Whether ``value`` of a parameter that is ``role`` is the NDCG plboost sets anyway."""
+def _same_as_plboost(engine, role: str, name: str, value, eval_at: int | None) -> bool:
+    """Whether ``value`` of a parameter that is ``role`` is what plboost sets anyway (the NDCG it watches, its
+    gains)."""
     values = value if isinstance(value, (list, tuple)) else [value]
+    if role == "metric_gain":
+        return not engine.metric_gain_parameters({name: value})
     return role == "metric" and engine.is_plboost_ndcg(values, eval_at)
 
 

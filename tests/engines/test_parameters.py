@@ -99,3 +99,28 @@ def test_a_toml_configuration_is_refused_naming_the_run(tmp_path):
     config.write_text('[defaults]\nengine_params = { metric = "map" }\n[[run]]\nobjective = "plrank"\n')
     with pytest.raises(ValueError, match=r"runs.toml \[defaults\]: engine parameter metric='map'"):
         load_config(config, RunSpec())
+
+
+@pytest.mark.engine
+def test_gains_that_would_change_the_watched_ndcg_never_change_what_early_stopping_watches(tmp_path):
+    """label_gain=0,0,0 made LightGBM's validation NDCG 1.0 every round: early stopping kept 1 tree. plboost now
+    watches its own NDCG (gains 2^y - 1) whenever label_gain differs from them; XGBoost's ndcg_exp_gain=false is
+    refused before training."""
+    from plboost.data import make_synthetic
+    from plboost.engines import train
+    from plboost.objectives import PLRank
+
+    train_data, valid_data = make_synthetic(n_queries=60, seed=1), make_synthetic(n_queries=30, seed=2)
+    plain = train("lightgbm", PLRank(), train_data, valid_data, rounds=8, early_stopping=3, num_leaves=7)
+    flat = train("lightgbm", PLRank(), train_data, valid_data, rounds=8, early_stopping=3, num_leaves=7,
+                 engine_params={"label_gain": "0,0,0,0,0"})
+    assert flat.valid_history == pytest.approx(plain.valid_history, abs=1e-9)
+    assert len(set(flat.valid_history)) > 1 and flat.best_iteration == plain.best_iteration
+    same = train("lightgbm", "lambdarank", train_data, valid_data, rounds=3, num_leaves=7,
+                 engine_params={"label_gain": [0, 1, 3, 7, 15]})
+    assert flat.engine_params["metric"] == "ndcg (plboost: label_gain is not 2^y - 1)"
+    assert "plboost" not in same.engine_params["metric"]  # plboost's gains: LightGBM's own metric is kept
+    for value in (False, "false", 0):
+        with pytest.raises(ValueError, match=r"ndcg_exp_gain=.* would change the gains of the validation NDCG@10"):
+            train("xgboost", PLRank(), train_data, valid_data, rounds=2, engine_params={"ndcg_exp_gain": value})
+    train("xgboost", "rank:ndcg", train_data, valid_data, rounds=2, engine_params={"ndcg_exp_gain": True})
