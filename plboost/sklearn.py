@@ -190,7 +190,14 @@ class Ranker(BaseEstimator):
             raise InputTypeError(f"objective must be a plboost objective or an objective's name, "
                                  f"got {self.objective!r}")
         objective, params = resolve_objective(self.objective, engine)
-        return objective if isinstance(objective, RankingObjective) else (objective, params)
+        if isinstance(objective, RankingObjective):
+            own = sorted(set(self._engine_params) & set(objective.get_params()))
+            if own:  # e.g. top_k, which LightGBM would take as its voting-parallel setting
+                raise ValueError(f"Ranker: {', '.join(own)} is a parameter of {type(objective).__name__}, not of "
+                                 f"the engine: pass objective={type(objective).__name__}({own[0]}=...) instead of "
+                                 f"objective={self.objective!r}")
+            return objective
+        return objective, params
 
     # using the model ------------------------------------------------------------------------------------------
     def predict(self, X) -> np.ndarray:

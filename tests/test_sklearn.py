@@ -240,3 +240,11 @@ def test_bad_queries_are_refused_clearly(small):
         Ranker(**SMALL).fit(X, y - 5, group=sizes)
     with pytest.raises(ValueError, match="importance_type"):
         _ = Ranker(importance_type="cover", **SMALL).fit(X, y, group=sizes).feature_importances_
+
+
+def test_an_objective_parameter_given_beside_an_objective_name_is_refused():
+    """Ranker("plrank", top_k=5) trained PLRank with top_k=10 and handed top_k=5 to LightGBM."""
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.tile([0, 1, 2, 0], 5)
+    with pytest.raises(ValueError, match=r"^Ranker: top_k is a parameter of PLRank, not of the engine: pass "
+                                         r"objective=PLRank\(top_k=...\) instead of objective='plrank'$"):
+        Ranker("plrank", top_k=5).fit(X, y, group=[4] * 5)

@@ -7,6 +7,7 @@ import difflib
 import hashlib
 import inspect
 import json
+import warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -133,9 +134,14 @@ _BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": Fa
 
 
 def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
-    """The parameters of a plboost objective, checked against its constructor before anything trains:
-    unknown names are refused with the valid ones listed, booleans accept only true/false/yes/no/1/0, and
-    text given for a number is refused naming the parameter. Returns them with booleans converted.
+    """The parameters of ``objective``, checked before anything trains.
+
+    A plboost objective's: unknown names refused with the valid ones listed; text and 0/1 given for a boolean
+    read as the command line reads them (true/false/yes/no/1/0); then every value checked by the objective's
+    declared constraints (:mod:`plboost._constraints`), with its one message. A built-in objective's: only the
+    engine's parameters of that objective (LightGBM's ``lambdarank_truncation_level``, ...); any other engine
+    parameter is refused, since it would train the objective unchanged under a label that says otherwise.
+    Returns them with booleans converted.
 
     >>> checked_objective_params("plrank", "lightgbm", {"skip_uniform_queries": "no", "top_k": 5})
     {'skip_uniform_queries': False, 'top_k': 5}
@@ -146,34 +152,43 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
             if objective in names and other != engine:
                 raise ValueError(f"{objective} is an objective of {other}, not {engine}: add --engine {other} "
                                  f"(or write it {objective}@{other} in compare --run)")
+        _check_builtin_objective_params(objective, engine, params)
         return dict(params)
-    signature = inspect.signature(cls.__init__).parameters
-    valid = [name for name in signature if name != "self"]
+    valid = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
     checked = {}
     for name, value in params.items():
-        if name not in signature:
+        if name not in valid:
             close = difflib.get_close_matches(name, valid, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"unknown parameter {name!r} of {objective}{hint}; its parameters are {', '.join(valid)}")
-        kinds = {part.strip() for part in str(signature[name].annotation).split("|")}
-        checked[name] = _checked_value(objective, name, value, kinds)
+        checked[name] = _boolean_word(value, cls.parameter_constraints.get(name))
+    with warnings.catch_warnings():  # a renamed value warns once, when the objective is built for the run
+        warnings.simplefilter("ignore")
+        cls(**checked)  # every value checked by the one validator, now rather than when the run starts
     return checked
 
 
-def _checked_value(objective: str, name: str, value, kinds: set):
-    where = f"{objective} parameter {name}={value!r}"
-    if value is None:
-        return value
-    if "bool" in kinds and not isinstance(value, bool):
+def _boolean_word(value, constraint):
+    """``value`` as a bool where ``constraint`` takes only booleans (of numbers) and ``value`` is a word of
+    ``_BOOLEAN_WORDS`` (or 0/1, which the command line reads as numbers); else ``value`` as it is."""
+    parts = constraint if isinstance(constraint, tuple) else (constraint,)
+    kinds = {type(part).__name__ for part in parts if part is not None}
+    if "Boolean" in kinds and not {"Integer", "Real"} & kinds and not isinstance(value, bool):
         word = str(value).strip().lower()
-        if word in _BOOLEAN_WORDS and not ({"int", "float"} & kinds and isinstance(value, (int, float))):
+        if isinstance(value, (str, int)) and word in _BOOLEAN_WORDS:
             return _BOOLEAN_WORDS[word]
-        if not ({"int", "float", "str"} & kinds):
-            raise ValueError(f"{where}: expected true or false (also yes/no, 1/0)")
-    if isinstance(value, str) and "str" not in kinds and ({"int", "float", "bool"} & kinds):
-        expected = "an integer" if "int" in kinds else "a number" if "float" in kinds else "true or false"
-        raise ValueError(f"{where}: expected {expected}")
     return value
+
+
+def _check_builtin_objective_params(objective: str, engine: str, params: dict) -> None:
+    """Refuse parameters of a built-in objective that are not the engine's parameters of its objectives."""
+    record = engines.get_engine(engine)
+    canonical = record.canonical_names()
+    for name in params:
+        if canonical.get(name, name) not in record.objective_parameters:
+            raise ValueError(f"{name!r} is not a parameter of {record.label}'s {objective} (those are "
+                             f"{', '.join(record.objective_parameters)}); give other {record.label} parameters "
+                             f"as engine parameters (--engine-param, or engine_params=)")
 
 
 #: the engines' own objectives that ``compare --baselines`` adds, by engine

@@ -24,9 +24,20 @@ def test_command_line_and_run_specs_read_key_value_text_alike(text, value):
     assert parse_assignment(text) == (key, value)
     args = build_parser().parse_args(["train", "--train", "x", "--param", text, "--engine-param", text])
     assert dict(args.param) == dict(args.engine_param) == {key: value}
-    # an XGBoost objective's parameters go to XGBoost unchecked: exactly as parsed
-    spec = parse_run(f"rank:ndcg@xgboost,{text},n_permutations=2", RunSpec())
-    assert spec.objective_params == {key: value, "n_permutations": 2}
+    # a parameter of XGBoost's objective goes to XGBoost exactly as parsed
+    spec = parse_run(f"rank:ndcg@xgboost,lambdarank_pair_method={text.split('=', 1)[1]}", RunSpec())
+    assert spec.objective_params == {"lambdarank_pair_method": value}
+
+
+@pytest.mark.parametrize("text, objective", [
+    ("lambdarank,top_k=5", "LightGBM's lambdarank"), ("rank:ndcg@xgboost,n_permutations=2", "XGBoost's rank:ndcg"),
+    ("lambdarank,learning_rate=0.2", "LightGBM's lambdarank"),
+])
+def test_a_parameter_that_is_not_the_built_in_objectives_is_refused_not_handed_on(text, objective):
+    """--objective lambdarank --param top_k=5 trained plain lambdarank labelled lambdarank(top_k=5): top_k is
+    LightGBM's voting-parallel setting, not lambdarank's."""
+    with pytest.raises(ValueError, match=f"is not a parameter of {objective} .*give other"):
+        parse_run(text, RunSpec())
 
 
 def test_label_gain_lists_reach_the_objective_from_every_entry_point():
