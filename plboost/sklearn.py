@@ -177,6 +177,9 @@ class Ranker(BaseEstimator):
         trained = train(engine.name, name, train_data, valid_data, settings, progress=bool(verbose))
         self.objective_ = name
         self.booster_ = trained.booster
+        # the queries trained on, by id (None without ids: group= gives sizes only), for score's cut-query check
+        self._fit_queries = None if qid is None else dict(zip(train_data.qids.tolist(),
+                                                              np.diff(train_data.offsets).tolist(), strict=True))
         self.best_iteration_ = trained.best_iteration
         self.n_iter_ = trained.trees_used
         self.evals_result_ = {"valid": {f"ndcg@{self.eval_at}": list(trained.valid_history)}} if valid_data else {}
@@ -213,7 +216,24 @@ class Ranker(BaseEstimator):
         document counts 1; :func:`plboost.metrics.ndcg`)."""
         X, qid = _split_query_column(X, qid)
         data = _ranking_data(np.zeros((len(y), 0)), y, group, qid, where="score")
+        if qid is not None:
+            self._refuse_cut_queries(data)
         return float(metrics.ndcg(self.predict(X), data.labels, offsets=data.offsets, k=int(self.eval_at)))
+
+    def _refuse_cut_queries(self, data: RankingData) -> None:
+        """Refuse to score queries that were also trained on with other documents: a splitter that cut them (KFold,
+        ShuffleSplit over rows) leaks them into training and scores shorter lists, which inflates NDCG (0.919
+        against 0.742 with GroupKFold on MQ2008, in a 3-fold grid search)."""
+        trained = getattr(self, "_fit_queries", None)
+        if not trained:
+            return
+        sizes = np.diff(data.offsets)
+        cut = [qid for qid, size in zip(data.qids.tolist(), sizes.tolist(), strict=True)
+               if qid in trained and trained[qid] != size]
+        if cut:
+            raise ValueError(f"score: {len(cut)} of the {len(sizes)} queries scored (query id {cut[0]!r}, ...) were "
+                             "trained on with other documents of theirs: the rows were split across queries. Split "
+                             "by query: sklearn.model_selection.GroupKFold with groups=qid, or plboost.query_folds")
 
     @property
     def feature_importances_(self) -> np.ndarray:
