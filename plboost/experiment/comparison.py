@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
+
 from .. import engines
 from .._constraints import Integer, check
 from ..data import OutOfCoreData, RankingData, load_splits
@@ -58,8 +60,10 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     spaces = _check_tuning(tune, specs, chosen, layout)
     protocol = table_protocol(specs, repeats, tune)
     table_options = {name: value for name, value in (load_options or {}).items() if name in TABLE_OPTIONS}
+    g_max = table_g_max(specs, chosen, load_options)
     planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
-                        protocol=protocol, table_options=table_options)
+                        protocol=protocol, table_options=table_options,
+                        evaluation=None if g_max is None else {"g_max": g_max})
     dataset_name = Path(layout.directory).name or str(layout.directory)
     results, conventions, tuning_rows, warm = [], "", [], {}
     for split in chosen:
@@ -79,7 +83,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
             if data is None:
                 data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
             warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
-            fold, conventions = _run_and_record(item, *data, progress=progress)
+            fold, conventions = _run_and_record(item, *data, progress=progress, g_max=g_max)
             results.append(fold)
             if log:
                 redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
@@ -217,10 +221,30 @@ def _checked_comparison(specs, layout, splits, repeats):
     return specs, chosen
 
 
-def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool) -> tuple[FoldResult, str]:
-    result = run(item.trained_spec or item.spec, train, valid, test, progress=progress)
+def table_g_max(specs, splits, load_options=None) -> int | None:
+    """ERR's ``g_max`` for every run of a table whose configurations leave it to the data (None where they set it,
+    or with one split, whose runs each take its largest label anyway): the largest label of every split's files,
+    so that no fold's ERR is on another scale than the others' (a Fold1 of labels 0-1 beside a Fold2 of 0-2 gave
+    ERR with g_max 1 and 2, averaged; issue 38). Reads each split once before training (from the parse cache
+    where it holds them)."""
+    if specs[0].g_max is not None or len(splits) < 2:
+        return None
+    largest = 1
+    for split in splits:
+        for data in load_splits(split.train, split.valid, split.test, **(load_options or {})):
+            if data is not None and len(data.labels):
+                largest = max(largest, int(np.max(data.labels)))
+    return largest
+
+
+def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,
+                    g_max: int | None = None) -> tuple[FoldResult, str]:
+    """Train and test ``item``, with ERR's ``g_max`` the table's where it has one; write its record."""
+    evaluated = (lambda spec: spec) if g_max is None else (lambda spec: replace(spec, g_max=g_max))
+    result = run(evaluated(item.trained_spec or item.spec), train, valid, test, progress=progress)
     scores = predict_scores(result.model, test)
-    per_query, _ = evaluate_scores(scores, test, evaluation_spec(item.spec, train, valid, test), per_query=True)
+    per_query, _ = evaluate_scores(scores, test, evaluation_spec(evaluated(item.spec), train, valid, test),
+                                   per_query=True)
     fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
                       result.model.trees_used, [float(v) for v in result.model.valid_history],
                       repeat=item.spec.repeat, best_iteration=result.model.best_iteration,

@@ -36,12 +36,13 @@ class PlannedRun:
 
 
 def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
-              spaces=None, protocol=None, table_options=None) -> list[PlannedRun]:
+              spaces=None, protocol=None, table_options=None, evaluation=None) -> list[PlannedRun]:
     """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
     ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
     it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
     configurations), the tuning settings and search space are part of the provenance; so are the
-    ``table_options`` of tables (:func:`plboost.records.data_provenance`)."""
+    ``table_options`` of tables (:func:`plboost.records.data_provenance`) and the ``evaluation`` settings the
+    table resolved for every run (ERR's ``g_max``: see :func:`plboost.experiment.comparison.table_g_max`)."""
     planned = []
     for split in splits:
         data = data_provenance(split, table_options) if out_dir is not None else None
@@ -56,6 +57,8 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
                 wanted = run_provenance(spec_r, data)
                 if tune is not None:
                     wanted["tuning"] = tune.provenance(spaces[spec.label])
+                if evaluation:
+                    wanted["evaluation"] = dict(evaluation)
                 item = PlannedRun(spec_r, split, path, "new", provenance=wanted, protocol=protocol)
                 planned.append(item)
                 if not path.exists():

@@ -64,7 +64,7 @@ def header(comparison) -> str:
         text += (f"\n{queries[0]} test queries, {queries[1]} ({queries[1] / max(queries[0], 1):.0%}) of them "
                  f"without a relevant document (label >= 1), which {count} (--no-relevant)")
     if comparison.specs and comparison.specs[0].g_max is None:
-        text += "; ERR's g_max is the data's largest label (--g-max sets it)"
+        text += "; ERR's g_max is the data's largest label, over every split (--g-max sets it)"
     if comparison.tuning:
         text += f"\n{comparison.tuning}"
     if comparison.protocol:

@@ -126,3 +126,25 @@ def test_run_specs_from_text_and_toml(tmp_path):
     config.write_text('[defaults]\nrounds = 7\n')
     with pytest.raises(ValueError, match="no \\[\\[run\\]\\] tables"):
         load_config(config, defaults)
+
+
+@pytest.mark.engine
+def test_one_err_scale_per_table_whatever_each_fold_holds(tmp_path):
+    """Fold1 with labels 0-1 beside Fold2 with 0-2: ERR of Fold1 was on g_max=1 and Fold2's on 2, averaged under a
+    header that said 2. Every fold now takes the table's g_max, recorded in each run's provenance."""
+    from plboost.data import write_synthetic_splits
+
+    for fold, shares in (("Fold1", (0.6, 0.4)), ("Fold2", (0.5, 0.3, 0.2))):
+        write_synthetic_splits(tmp_path / "data" / fold, n_queries=(20, 8, 8), n_features=4, label_shares=shares,
+                               seed=len(shares))
+    layout = find_layout(tmp_path / "data")
+    spec = RunSpec(rounds=2, num_leaves=4)
+    result = compare([spec], layout, out_dir=tmp_path / "out")
+    assert "(g_max=2)" in result.conventions
+    for fold in ("Fold1", "Fold2"):
+        record = json.loads(record_path_of(tmp_path / "out", spec, fold).read_text())
+        assert "(g_max=2)" in record["conventions"] and record["provenance"]["evaluation"] == {"g_max": 2}
+        test = load_svmlight(tmp_path / "data" / fold / "test.txt")
+        scores = np.load(record_path_of(tmp_path / "out", spec, fold).with_suffix(".npy"))
+        expected = metrics.err(scores, test.labels, offsets=test.offsets, k=None, g_max=2)
+        assert record["metrics"]["ERR"] == pytest.approx(expected)
