@@ -71,15 +71,15 @@ def _int_at_least(minimum: int, what: str):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text}")
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
         return value
     return parse
 
 
-_positive_int = _int_at_least(1, "positive")
-_non_negative_int = _int_at_least(0, "non-negative")
+_positive_int = _int_at_least(1, "a positive integer")
+_non_negative_int = _int_at_least(0, "a non-negative integer")
 
 
 #: units of --memory-budget (powers of 1024; KB/MB/GB and KiB/MiB/GiB mean the same)
@@ -234,7 +234,8 @@ def _add_summarize_command(commands) -> None:
 def _add_demo_command(commands) -> None:
     """``plboost demo``: the objectives against lambdarank on synthetic data."""
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
-    demo.add_argument("--queries", type=_positive_int, default=600, help="training queries (default 600)")
+    demo.add_argument("--queries", default=600, help="training queries (default 600)",
+                      type=_int_at_least(3, "an integer of at least 3 (a third as many go to validation and to test)"))
     demo.add_argument("--rounds", type=_positive_int, default=150)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
@@ -647,6 +648,14 @@ def _demo(args) -> int:
     from .data.layouts import find_layout
     from .experiment import RunSpec, compare, parse_run
 
+    if args.out:
+        check_output_path(args.out, "--out", directory=True)
+        for part in ("data", "results"):  # what the demo writes: never over files that are there already
+            held = sorted(p.name for p in (args.out / part).iterdir()) if (args.out / part).is_dir() else []
+            if held or (args.out / part).is_file():
+                raise ValueError(f"--out {args.out}: {args.out / part} holds {', '.join(held[:3]) or 'a file'}"
+                                 f"{', ...' if len(held) > 3 else ''}, which the demo would replace; give a new or "
+                                 "empty directory")
     with tempfile.TemporaryDirectory(prefix="plboost-demo-") as scratch:
         directory = args.out or Path(scratch)
         write_synthetic_splits(directory / "data", n_queries=(args.queries, args.queries // 3, args.queries // 3),

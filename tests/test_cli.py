@@ -177,6 +177,13 @@ def test_demo_prints_the_comparison_table(tmp_path, capsys):
     saved = json.loads((tmp_path / "results" / "results.json").read_text())
     assert len(saved["results"]) == len(labels)
     assert (tmp_path / "data" / "train.txt").is_file()
+    # a second demo into the same directory would replace the first one's files: refused, nothing touched
+    before = (tmp_path / "data" / "train.txt").read_bytes()
+    assert main(["demo", "--queries", "60", "--rounds", "10", "--out", str(tmp_path), "--quiet", "--seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path}: {tmp_path / 'data'} holds test.txt, train.txt, vali.txt, which the demo would " \
+           "replace; give a new or empty directory" in err
+    assert (tmp_path / "data" / "train.txt").read_bytes() == before
 
 
 # --------------------------------------------------------------------------------------------------

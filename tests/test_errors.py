@@ -30,6 +30,7 @@ from plboost.data import load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
 from plboost.objectives import PLPartition, PLRank, UMart, URank
+from plboost.sklearn import Ranker
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 
@@ -297,7 +298,7 @@ CASES = [
          r"several --train files need Dask"),
     Case("command line", "`--param window=abc` (text for a number)",
          cli_call("train", "--train", "{dir}/train.txt", "--objective", "umart", "--param", "window=abc", "--quiet"),
-         r"umart parameter window='abc': expected an integer"),
+         r"UMart: window must be an integer >= 1, got 'abc' \(str\)"),
     Case("command line", "`--param skip_uniform_queries=maybe` (not a boolean)",
          cli_call("train", "--train", "{dir}/train.txt", "--param", "skip_uniform_queries=maybe", "--quiet"),
          r"expected true or false \(also yes/no, 1/0\)"),
@@ -324,10 +325,21 @@ CASES = [
     Case("command line", "a misspelled `--param` of a built-in LightGBM objective",
          cli_call("train", "--train", "{dir}/train.txt", "--objective", "lambdarank", "--param",
                   "lambdarank_truncaton_level=5", "--quiet"),
-         r"unknown LightGBM parameter of lambdarank 'lambdarank_truncaton_level'"),
+         r"'lambdarank_truncaton_level' is not a parameter of LightGBM's lambdarank \(did you mean "
+         r"lambdarank_truncation_level\?\)"),
     Case("command line", "`--objective rank:ndcg` without `--engine xgboost`",
          cli_call("train", "--train", "{dir}/train.txt", "--objective", "rank:ndcg", "--quiet"),
          r"rank:ndcg is an objective of xgboost, not lightgbm: add --engine xgboost"),
+    Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
+         r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
+         r"got 2"),
+    Case("objective parameter", "`Ranker(\"plrank\", top_k=5)` (an objective's parameter beside its name)",
+         lambda d: Ranker("plrank", top_k=5).fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
+         r"Ranker: top_k is a parameter of PLRank, not of the engine: pass objective=PLRank\(top_k=...\)"),
+    Case("command line", "`--objective lambdarank --param top_k=5`",
+         cli_call("train", "--train", "{dir}/train.txt", "--objective", "lambdarank", "--param", "top_k=5", "--quiet"),
+         r"'top_k' is not a parameter of LightGBM's lambdarank \(those are lambdarank_truncation_level, .*\); give "
+         r"other LightGBM parameters as engine parameters"),
     Case("command line", "`--learning-rate inf`",
          cli_call("train", "--train", "{dir}/train.txt", "--learning-rate", "inf", "--quiet"),
          r"learning_rate must be a finite number > 0, got inf"),

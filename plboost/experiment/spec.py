@@ -161,22 +161,25 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
             close = difflib.get_close_matches(name, valid, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"unknown parameter {name!r} of {objective}{hint}; its parameters are {', '.join(valid)}")
-        checked[name] = _boolean_word(value, cls.parameter_constraints.get(name))
+        checked[name] = _boolean_word(objective, name, value, cls.parameter_constraints.get(name))
     with warnings.catch_warnings():  # a renamed value warns once, when the objective is built for the run
         warnings.simplefilter("ignore")
         cls(**checked)  # every value checked by the one validator, now rather than when the run starts
     return checked
 
 
-def _boolean_word(value, constraint):
-    """``value`` as a bool where ``constraint`` takes only booleans (of numbers) and ``value`` is a word of
-    ``_BOOLEAN_WORDS`` (or 0/1, which the command line reads as numbers); else ``value`` as it is."""
+def _boolean_word(objective: str, name: str, value, constraint):
+    """``value`` as a bool where ``constraint`` takes booleans and no numbers, and ``value`` is a word of
+    ``_BOOLEAN_WORDS`` (or 0/1, which the command line reads as numbers); other text for such a parameter is
+    refused with the words it takes; anything else is returned as it is."""
     parts = constraint if isinstance(constraint, tuple) else (constraint,)
     kinds = {type(part).__name__ for part in parts if part is not None}
-    if "Boolean" in kinds and not {"Integer", "Real"} & kinds and not isinstance(value, bool):
+    if "Boolean" in kinds and not {"Integer", "Real", "Options", "Text"} & kinds and isinstance(value, (str, int)) \
+            and not isinstance(value, bool):
         word = str(value).strip().lower()
-        if isinstance(value, (str, int)) and word in _BOOLEAN_WORDS:
-            return _BOOLEAN_WORDS[word]
+        if word not in _BOOLEAN_WORDS:
+            raise ValueError(f"{objective} parameter {name}={value!r}: expected true or false (also yes/no, 1/0)")
+        return _BOOLEAN_WORDS[word]
     return value
 
 
@@ -186,9 +189,10 @@ def _check_builtin_objective_params(objective: str, engine: str, params: dict) -
     canonical = record.canonical_names()
     for name in params:
         if canonical.get(name, name) not in record.objective_parameters:
-            raise ValueError(f"{name!r} is not a parameter of {record.label}'s {objective} (those are "
-                             f"{', '.join(record.objective_parameters)}); give other {record.label} parameters "
-                             f"as engine parameters (--engine-param, or engine_params=)")
+            close = difflib.get_close_matches(name, record.objective_parameters, n=1)
+            which = f"did you mean {close[0]}?" if close else f"those are {', '.join(record.objective_parameters)}"
+            raise ValueError(f"{name!r} is not a parameter of {record.label}'s {objective} ({which}); give other "
+                             f"{record.label} parameters as engine parameters (--engine-param, or engine_params=)")
 
 
 #: the engines' own objectives that ``compare --baselines`` adds, by engine
