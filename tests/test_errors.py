@@ -172,6 +172,8 @@ CASES = [
     Case("data file", "feature index 10^9 with dense `X` (the default)", loads("1 qid:1 1:1 1000000000:1\n"),
          r"line 1: feature index 1000000000 makes X 1,000,000,000 columns wide: pass dense=False for a sparse X; "
          r"dense float32, the 1 document\(s\) read so far need 3\.73 GiB"),
+    Case("data file", "lines with `qid:` and no feature", loads("1 qid:1\n0 qid:1\n"),
+         r"data.txt: no features: its 2 line\(s\) hold a label and qid: only"),
     Case("data file", "`max_dense_gib=0`", loads(GOOD, max_dense_gib=0),
          r"max_dense_gib must be a finite number > 0, 'auto' or None, got 0"),
     # --- objective parameters

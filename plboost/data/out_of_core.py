@@ -113,6 +113,7 @@ def estimate_dense(path, *, n_features: int | None = None, dtype=np.float32, zer
     of that chunk. The estimate can be low for a file whose later lines are longer or whose later features
     have larger indices; a malformed chunk still gives one (the loader reports what is wrong)."""
     path = Path(path)
+    svmlight_parser.check_is_file(path, "ranking data file")  # a FIFO would block the read below for ever
     itemsize = np.dtype(dtype).itemsize
     size = path.stat().st_size
     head, consumed, at_end = _head(path, svmlight_parser.CHUNK_BYTES)
@@ -271,7 +272,8 @@ def _write_chunk(path: Path, sizes: np.ndarray, columns: np.ndarray, values: np.
             else:
                 block.fill(0)
             _kernels.scatter(block, 0, sizes[start:stop], columns[lo:hi], values[lo:hi])
-            f.write(memoryview(block).cast("B"))
+            if block.size:  # a chunk of no feature yet (later chunks may widen it) holds no bytes
+                f.write(memoryview(block).cast("B"))
     return _Chunk(path, n_rows, width, offset)
 
 
@@ -723,8 +725,10 @@ def _parse_to_chunks(path: Path, directory: Path, query_path: Path | None, *, n_
     if not labels:
         raise DataFormatError(path, None, "no data lines (the file is empty or holds only comments)")
     labels = np.concatenate(labels)
-    offsets, qids = parser.queries(np.concatenate(row_qids), labels.size, query_path)
     width = parser.width
+    if width == 0:
+        raise DataFormatError(path, None, svmlight_parser.no_features_message(labels.size))
+    offsets, qids = parser.queries(np.concatenate(row_qids), labels.size, query_path)
     arrays = {"labels": labels, "qids": qids, "offsets": offsets,
               "shape": np.array([labels.size, width], dtype=np.int64)}
     for name, array in arrays.items():

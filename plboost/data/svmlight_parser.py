@@ -107,6 +107,8 @@ class Parser:
         labels = np.concatenate(labels)
         n_docs = labels.size
         width = self.width
+        if width == 0:
+            raise DataFormatError(self.path, None, no_features_message(n_docs))
         if self.dense:
             self._widen(width)
             X, self.X = self.X, None
@@ -545,6 +547,12 @@ def _show(token: bytes) -> str:
 def _cut(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters (for messages quoting other libraries' messages)."""
     return text if len(text) <= limit else f"{text[:limit - 3]}... ({len(text):,} characters)"
+
+
+def no_features_message(n_docs: int) -> str:
+    """Why a file of documents without any feature is refused (both loaders say it alike)."""
+    return (f"no features: its {n_docs} line(s) hold a label and qid: only, and a model needs at least one feature "
+            "(or pass n_features to read them as zeros)")
 
 
 def check_is_file(path: Path, what: str) -> None:

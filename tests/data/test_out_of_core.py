@@ -324,3 +324,25 @@ def test_load_splits_chooses_by_itself(tmp_path, monkeypatch, capsys):
     assert out_of_core.available_memory_bytes.__module__  # patched; the real one:
     monkeypatch.undo()
     assert out_of_core.available_memory_bytes() > 0
+
+
+def test_a_fifo_is_refused_before_anything_reads_it(tmp_path):
+    """A FIFO as training data hung: the size estimate read it before any check. Run in a process with a timeout,
+    so that a regression fails instead of hanging the suite."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "f.txt"
+    os.mkfifo(fifo)
+    code = ("import sys\nfrom plboost.data import load_splits\nfrom plboost.cli import main\n"
+            f"rc = main(['train', '--train', {str(fifo)!r}, '--quiet'])\n"
+            "try:\n"
+            f"    load_splits({str(fifo)!r}, out_of_core=None)\n"
+            "except ValueError as error:\n"
+            "    print('load_splits:', error)\n"
+            "sys.exit(rc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"{fifo}: not a regular file (a pipe, a device or a socket)" in done.stderr
+    assert f"load_splits: {fifo}: not a regular file" in done.stdout

@@ -412,3 +412,19 @@ def test_long_tokens_are_cut_in_messages(tmp_path, line, shown):
     with pytest.raises(DataFormatError, match=rf"f\.txt, line 1: {shown}") as error:
         load_svmlight(write(tmp_path / "f.txt", line + "\n"), cache=False)
     assert len(error.value.message) < 200
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_file_without_features_gets_one_error_from_every_loader(tmp_path, cache, monkeypatch):
+    """It gave a memoryview TypeError with the cache and loaded an (n, 0) X without: one clear error now, also out
+    of core; with n_features the lines read as zeros."""
+    from plboost.data import DataFormatError, load_out_of_core
+
+    monkeypatch.setenv("PLBOOST_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "nofeat.txt"
+    path.write_text("1 qid:1\n0 qid:1\n2 qid:2\n0 qid:2\n")
+    for load in (lambda: load_svmlight(path, cache=cache), lambda: load_out_of_core(path)):
+        with pytest.raises(DataFormatError, match=r"nofeat.txt: no features: its 4 line\(s\) hold a label and qid: "
+                                                  "only"):
+            load()
+    assert load_svmlight(path, n_features=2, cache=cache).X.shape == (4, 2)
