@@ -304,12 +304,17 @@ def _read_json(path: Path) -> pd.DataFrame:
     if not isinstance(document, dict) or "results" not in document or "dataset" not in document:
         raise ValueError(f"{path}: not a results.json of plboost compare (expected keys 'dataset' and 'results')")
     dataset = Path(str(document["dataset"])).name or str(document["dataset"])
+    if not isinstance(document["results"], list):
+        raise ValueError(f"{path}: 'results' is {type(document['results']).__name__}, not a list of results")
     rows = []
     for number, result in enumerate(document["results"], 1):
         try:
             method, split, values = result["label"], result["split"], result["metrics"]
         except (KeyError, TypeError):
             raise ValueError(f"{path}: result #{number} lacks 'label', 'split' or 'metrics'") from None
+        if not isinstance(values, dict):
+            raise ValueError(f"{path}: result #{number}'s 'metrics' is {type(values).__name__}, not a mapping of "
+                             "metric names to values")
         rows += [{"method": method, "dataset": dataset, "split": str(split), "metric": metric,
                   "value": _number(value, path, f"result #{number} {metric}")} for metric, value in values.items()]
     return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"]).assign(
@@ -320,7 +325,14 @@ def _read_csv(path: Path) -> pd.DataFrame:
     with open(path, newline="") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
-        records = list(reader)
+        records = []
+        for record in reader:
+            extra = record.pop(None, None) or []  # csv's places for fields beyond the header and missing ones
+            missing = sum(value is None for value in record.values())
+            if extra or missing:
+                raise ValueError(f"{path}, line {reader.line_num}: {len(header) - missing + len(extra)} field(s), "
+                                 f"but the header has {len(header)}")
+            records.append(record)
     if not header:
         raise ValueError(f"{path}: empty CSV file")
     lowered = {name.strip().lower(): name for name in header}

@@ -55,6 +55,16 @@ def loads(text: str, name: str = "data.txt", **kwargs):
     return lambda d: load_svmlight(write(d, name, text), cache=False, **kwargs)
 
 
+def cli_with_file(name: str, text: str, *argv):
+    """:func:`cli_call` after writing ``text`` to ``name`` in the case's directory."""
+    call = cli_call(*argv)
+
+    def run(d: Path):
+        write(d, name, text)
+        return call(d)
+    return run
+
+
 def cli_call(*argv):
     def run(d: Path):
         arguments = [a.format(dir=d) for a in argv]
@@ -371,6 +381,19 @@ CASES = [
          cli_call("summarize", "{dir}/missing.json"), r"no such file or directory"),
     Case("command line", "`plboost summarize` of a CSV file without a method column",
          cli_call("summarize", "{dir}/train.txt.csv"), r"no method column"),
+    Case("command line", "`plboost summarize` of a CSV file with a short row",
+         cli_with_file("short.csv", "method,dataset,metric,value\nA,d1,NDCG@10,0.5\nB,d1\n",
+                       "summarize", "{dir}/short.csv"), r"short.csv, line 3: 2 field\(s\), but the header has 4"),
+    Case("command line", "`plboost summarize` of a CSV file with a long row",
+         cli_with_file("long.csv", "method,NDCG@10\nA,0.5,7\n", "summarize", "{dir}/long.csv"),
+         r"long.csv, line 2: 3 field\(s\), but the header has 2"),
+    Case("command line", "`plboost summarize` of a results.json whose `metrics` is a list",
+         cli_with_file("results.json", '{"dataset": "x", "results": [{"label": "a", "split": "F1", "metrics": [1]}]}',
+                       "summarize", "{dir}/results.json"),
+         r"results.json: result #1's 'metrics' is list, not a mapping of metric names to values"),
+    Case("command line", "`plboost summarize` of a results.json whose `results` is a number",
+         cli_with_file("results.json", '{"dataset": "x", "results": 5}', "summarize", "{dir}/results.json"),
+         r"results.json: 'results' is int, not a list of results"),
     Case("command line", "`plboost summarize` of the same result twice",
          cli_call("summarize", "{dir}/results.csv", "{dir}/sub/results.csv"), r"is given more than once"),
     Case("command line", "`plboost compare` with no configuration", cli_call("compare", "{dir}", "--quiet"),
