@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import stat
 import tempfile
 import threading
@@ -154,6 +155,7 @@ def activate(lazy: LazyKernel | None = None):
                 CACHE = _choose_cache(numba)
                 for pending in _lazy_kernels:
                     pending.dispatcher = _compiled(numba, pending.py_func, pending.options)
+                    _tolerate_damaged_cache(pending.dispatcher)
                 replacements = {id(pending): pending.dispatcher for pending in _lazy_kernels}
                 for name, module in list(sys.modules.items()):
                     if name == "plboost" or name.startswith("plboost."):
@@ -177,6 +179,50 @@ def _compiled(numba, func, options: dict):
     if cache:
         dispatcher.enable_caching()
     return dispatcher
+
+
+def _tolerate_damaged_cache(dispatcher) -> None:
+    """Make ``dispatcher``'s cache treat a damaged entry (a ``.nbi`` index or ``.nbc`` data file cut short or
+    garbled) as missing: the kernel is compiled again and the entry rewritten, with one :class:`CacheWarning` per
+    process, where Numba would raise an UnpicklingError at every call of every command."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None:
+        return
+    cache_file.__class__ = _tolerant_cache_file_class(type(cache_file))
+
+
+_TOLERANT_CLASSES: dict[type, type] = {}
+_DAMAGE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError)
+_warned_damage = False
+
+
+def _tolerant_cache_file_class(base: type) -> type:
+    if base not in _TOLERANT_CLASSES:
+        class TolerantCacheFile(base):
+            def _load_index(self):
+                try:
+                    return super()._load_index()
+                except _DAMAGE as error:
+                    _warn_damaged(self._index_path, error)
+                    return {}
+
+            def _load_data(self, name):
+                try:
+                    return super()._load_data(name)
+                except _DAMAGE as error:
+                    _warn_damaged(self._data_path(name), error)
+                    raise OSError(f"damaged cache entry {name}") from error  # Numba's load() takes it as missing
+        _TOLERANT_CLASSES[base] = TolerantCacheFile
+    return _TOLERANT_CLASSES[base]
+
+
+def _warn_damaged(path, error) -> None:
+    global _warned_damage
+    if not _warned_damage:
+        _warned_damage = True
+        warnings.warn(f"a damaged entry of Numba's cache ({path}: {type(error).__name__}) is compiled again and "
+                      "rewritten", CacheWarning, stacklevel=2)
 
 
 _helper_dispatcher = None

@@ -259,3 +259,30 @@ print("ok")
     done = subprocess.run([sys.executable, str(tmp_path / "helper_script.py")], capture_output=True, text=True,
                           env={**environment, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no cache without compilation")
+def test_a_damaged_cache_entry_is_compiled_again_with_one_warning(tmp_path):
+    """A .nbi or .nbc file cut in half raised UnpicklingError at every call of every command: now the kernel is
+    compiled again, the entry rewritten, and one warning says so."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "default"}
+    code = "from plboost import metrics\nprint(metrics.ndcg([0.3, 0.1, 0.2], [1, 0, 2], group=[3], k=3))\n"
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout, done.stderr
+
+    expected, _ = run()
+    entries = sorted((tmp_path / "cache").rglob("*.nb[ic]"))
+    assert entries
+    for suffix in (".nbi", ".nbc"):
+        for path in entries:
+            if path.suffix == suffix:
+                path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        out, err = run()
+        assert out == expected
+        assert err.count("CacheWarning: a damaged entry of Numba's cache") == 1, err
+        assert "is compiled again and rewritten" in err
+        out, err = run()
+        assert out == expected and "damaged" not in err
