@@ -149,7 +149,8 @@ CASES = [
     Case("data file", "`qid:` on some lines only", loads("0 qid:1 1:0.5\n1 1:0.2\n"),
          r"line 2: no qid: on this line, but earlier lines have one"),
     Case("data file", "no `qid:` column and no `.query` file", loads("0 1:0.5\n1 1:0.2\n"),
-         r"no qid: column and no query file"),
+         r"no qid: column and no query file giving the query sizes \(looked for .*data.txt.query\): add qid:<id> to "
+         r"every line, or write the query sizes there"),
     Case("data file", "a query whose lines are not contiguous",
          loads("0 qid:1 1:0.5\n1 qid:2 1:0.2\n1 qid:1 1:0.7\n"), r"line 3: qid 1 reappears"),
     Case("data file", "a negative label", loads("0 qid:1 1:0.5\n-1 qid:1 1:0.2\n"), r"line 2: label -1 is negative"),
@@ -182,6 +183,12 @@ CASES = [
     Case("data file", "feature index 10^9 with dense `X` (the default)", loads("1 qid:1 1:1 1000000000:1\n"),
          r"line 1: feature index 1000000000 makes X 1,000,000,000 columns wide: pass dense=False for a sparse X; "
          r"dense float32, the 1 document\(s\) read so far need 3\.73 GiB"),
+    Case("data file", "a feature value beyond float32's range (`1:1e39`)", loads("1 qid:1 1:1e39\n"),
+         r"data.txt, line 1: feature 1 is 1e\+39, beyond float32's range \(±3.4e\+38\): rescale it, or read the "
+         r"file with dtype=float64"),
+    Case("data file", "no `qid:` and a directory where the query file would be",
+         lambda d: (d / "noqid.txt.query").mkdir() or load_svmlight(write(d, "noqid.txt", "1 1:1\n"), cache=False),
+         r"is a directory, not a query file: '.*noqid.txt.query'"),
     Case("data file", "lines with `qid:` and no feature", loads("1 qid:1\n0 qid:1\n"),
          r"data.txt: no features: its 2 line\(s\) hold a label and qid: only"),
     Case("data file", "`max_dense_gib=0`", loads(GOOD, max_dense_gib=0),

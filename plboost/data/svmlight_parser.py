@@ -166,6 +166,12 @@ class Parser:
         infinite = np.isinf(values)
         if infinite.any():
             k = int(np.argmax(infinite))
+            line = int(docs.lines[_row_of_entry(indptr, k)])
+            written = _written_value(chunk, first_line, line, int(indices[k]))
+            if written is not None and np.isfinite(written):
+                self._raise_at_entry(docs, k, f"feature {indices[k]} is {written:g}, beyond {self.dtype.name}'s "
+                                     f"range (±{np.finfo(self.dtype).max:.3g}): rescale it, or read the file with "
+                                     "dtype=float64")
             self._raise_at_entry(docs, k, f"feature {indices[k]} is {values[k]}; infinite values are not "
                                  "accepted (write nan for a missing value)")
 
@@ -258,8 +264,11 @@ class Parser:
                                       f"{self.path}")
             return offsets, qids
         if query_path is None:
-            raise DataFormatError(self.path, None, "no qid: column and no query file giving the query sizes "
-                                  "(looked for <name>.query beside it; see the query_file option)")
+            looked = " and ".join(str(candidate) for candidate in query_file_candidates(self.path))
+            raise DataFormatError(self.path, None, f"no qid: column and no query file giving the query sizes "
+                                  f"(looked for {looked}): add qid:<id> to every line, or write the query sizes "
+                                  "there, one per line, as LightGBM's .query files hold them (in Python, "
+                                  "query_file=PATH names another file)")
         offsets = _read_query_file(query_path, self.path, n_docs)
         return offsets, np.arange(offsets.size - 1, dtype=np.int64)
 
@@ -457,6 +466,20 @@ def _bom_length(path: Path, head: bytes) -> int:
     return 0
 
 
+def _written_value(chunk: bytes, first_line: int, line: int, index: int) -> float | None:
+    """The value written for feature ``index`` on ``line`` of ``chunk``, read as float64 (None if not found)."""
+    lines = chunk.split(b"\n")
+    text = lines[line - first_line] if 0 <= line - first_line < len(lines) else b""
+    for token in _uncommented(text).split()[1:]:
+        name, _, value = token.partition(b":")
+        if name == str(index).encode():
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
 def _data_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, list[bytes]]]:
     """Yield ``(line number, tokens)`` for each line of ``chunk`` that holds a document."""
     for line, text in enumerate(chunk.split(b"\n"), first_line):
@@ -594,7 +617,11 @@ def find_query_file(path: Path, query_file) -> Path | None:
     if query_file is None:
         return None
     if isinstance(query_file, str) and query_file == "auto":
-        return next((candidate for candidate in query_file_candidates(path) if candidate.is_file()), None)
+        for candidate in query_file_candidates(path):
+            if candidate.exists():
+                check_is_file(candidate, "query file")  # a directory or a FIFO there is said, not passed over
+                return candidate
+        return None
     query_path = Path(query_file)
     check_is_file(query_path, "query file")
     return query_path

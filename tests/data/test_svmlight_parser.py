@@ -65,6 +65,8 @@ class ReferenceParser:
         labels = np.concatenate(labels)
         n_docs = labels.size
         width = self.n_features or max(block.shape[1] for block in blocks)
+        if width == 0:
+            raise DataFormatError(self.path, None, svmlight_parser.no_features_message(n_docs))
         if self.dense:
             X = np.zeros((n_docs, width), dtype=self.dtype)
             start = 0
@@ -117,6 +119,12 @@ class ReferenceParser:
         infinite = np.isinf(X.data)
         if infinite.any():
             k = int(np.argmax(infinite))
+            line = svmlight_parser._line_of_row(chunk, first_line, svmlight_parser._row_of_entry(X.indptr, k))
+            written = svmlight_parser._written_value(chunk, first_line, line, int(X.indices[k]))
+            if written is not None and np.isfinite(written):
+                self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature {X.indices[k]} is {written:g}, beyond "
+                                     f"{np.dtype(self.dtype).name}'s range (±{np.finfo(self.dtype).max:.3g}): rescale "
+                                     "it, or read the file with dtype=float64")
             self._raise_at_entry(chunk, first_line, X.indptr, k, f"feature {X.indices[k]} is {X.data[k]}; "
                                  "infinite values are not accepted (write nan for a missing value)")
         width = self.n_features or (int(columns.max()) + 1 if columns.size else 0)
@@ -180,8 +188,11 @@ class ReferenceParser:
                                       f"{self.path}")
             return offsets, qids
         if query_path is None:
-            raise DataFormatError(self.path, None, "no qid: column and no query file giving the query sizes "
-                                  "(looked for <name>.query beside it; see the query_file option)")
+            looked = " and ".join(str(c) for c in svmlight_parser.query_file_candidates(self.path))
+            raise DataFormatError(self.path, None, f"no qid: column and no query file giving the query sizes "
+                                  f"(looked for {looked}): add qid:<id> to every line, or write the query sizes "
+                                  "there, one per line, as LightGBM's .query files hold them (in Python, "
+                                  "query_file=PATH names another file)")
         offsets = svmlight_parser._read_query_file(query_path, self.path, n_docs)
         return offsets, np.arange(offsets.size - 1, dtype=np.int64)
 
