@@ -73,6 +73,9 @@ class Engine:
     #: what plboost sets itself, by the engine's canonical parameter name -> what it is
     #: ("objective", "metric", "eval_at", "rounds", "early_stopping")
     set_by_plboost: ClassVar[Mapping[str, str]]
+    #: parameters whose other values train no trees, which plboost's models are (predictions, leaves, model files),
+    #: by name -> the values plboost takes
+    tree_values: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
     #: the run settings a configuration records, by the engine's parameter name -> what it is
     #: ("learning_rate", "leaves", "seed")
     run_settings: ClassVar[Mapping[str, str]]
@@ -317,6 +320,7 @@ class XGBoost(Engine):
     set_by_plboost = MappingProxyType({"objective": "objective", "eval_metric": "metric", "num_boost_round": "rounds",
                                        "n_estimators": "rounds", "early_stopping_rounds": "early_stopping",
                                        "ndcg_exp_gain": "metric_gain"})
+    tree_values = MappingProxyType({"booster": ("gbtree", "dart")})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
                                      "seed": "seed", "random_state": "seed"})
     objective_parameters = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample", "lambdarank_unbiased",

@@ -349,6 +349,17 @@ CASES = [
     Case("command line", "`--objective rank:ndcg` without `--engine xgboost`",
          cli_call("train", "--train", "{dir}/train.txt", "--objective", "rank:ndcg", "--quiet"),
          r"rank:ndcg is an objective of xgboost, not lightgbm: add --engine xgboost"),
+    Case("command line", "`--engine xgboost --engine-param booster=gblinear` (no trees)",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine", "xgboost", "--engine-param", "booster=gblinear",
+                  "--quiet"),
+         r"engine parameter booster='gblinear' trains no trees; plboost trains and saves tree models \(XGBoost's "
+         r"booster gbtree or dart\)"),
+    Case("command line", "`--engine xgboost --engine-param base_score=nan`",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine", "xgboost", "--engine-param", "base_score=nan",
+                  "--quiet"), r"engine parameter base_score=nan: XGBoost's parameters take finite numbers"),
+    Case("command line", "`--engine-param boosting=rf` without bagging (refused by LightGBM's booster)",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine-param", "boosting=rf", "--quiet"),
+         r"^exit status 2: plboost train: error: LightGBM refuses to train: Check failed: \(config->bagging_freq"),
     Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
          r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
          r"got 2"),

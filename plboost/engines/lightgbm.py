@@ -147,6 +147,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     if own_metric:
         params["metric"] = "None"
         feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
+    _check_on_two_rows(params, engine_params)
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
     dataset_params = {k: v for k, v in params.items() if k != "objective"}
     train_set = _constructed_train_set(train_data, dataset_params, params, engine_params)
@@ -292,10 +293,12 @@ def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate
 
 def _check_on_two_rows(params: dict, given: dict | None) -> None:
     """Raise ValueError for parameters LightGBM refuses, found on two rows here rather than by every Dask worker
-    (each would log its error and traceback)."""
+    (each would log its error and traceback) or after the training set's bins are built; the booster is made too,
+    as some parameters (``boosting="rf"`` without bagging) are refused only there."""
     try:
-        probe = {k: v for k, v in params.items() if k not in ("objective", "verbose")}
+        probe = {k: v for k, v in params.items() if k not in ("objective", "verbose", "metric")}
         with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
-            lgb.Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]), params={**probe, "verbosity": -1}).construct()
+            probe_set = lgb.Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]), params={**probe, "verbosity": -1})
+            lgb.Booster({**probe, "verbosity": -1}, probe_set.construct())
     except lgb.basic.LightGBMError as error:
         raise engine_refusal(ENGINE.label, error, params, given) from error

@@ -14,6 +14,7 @@ alias of a refused parameter is refused too.
 from __future__ import annotations
 
 import difflib
+import math
 
 from .._constraints import Options, check
 from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES, get_engine
@@ -67,6 +68,11 @@ def check_engine_params(engine: str, params: dict | None, *, objective: str, eva
             close = difflib.get_close_matches(name, sorted(canonical), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             raise ValueError(f"unknown {engine.label} {what} {name!r}{hint} (see {engine.label}'s Parameters page)")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{what} {name}={value!r}: {engine.label}'s parameters take finite numbers")
+        if base in engine.tree_values and str(value).strip().lower() not in engine.tree_values[base]:
+            raise ValueError(f"{what} {name}={value!r} trains no trees; plboost trains and saves tree models "
+                             f"({engine.label}'s {base} {' or '.join(engine.tree_values[base])})")
         if base not in reserved or _same_as_plboost(engine, reserved[base], name, value, eval_at):
             continue
         alias = f" ({engine.label}'s {base})" if base != name else ""

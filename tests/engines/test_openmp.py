@@ -25,8 +25,9 @@ real_import = builtins.__import__
 seen = []
 
 def watching_import(name, *args, **kwargs):
-    if name in ("lightgbm", "xgboost") and name not in sys.modules:
-        seen.append((name, os.environ.get("GOMP_SPINCOUNT")))
+    top = name.split(".")[0]
+    if top in ("lightgbm", "xgboost") and top not in sys.modules:
+        seen.append((top, os.environ.get("GOMP_SPINCOUNT")))
     return real_import(name, *args, **kwargs)
 
 builtins.__import__ = watching_import
