@@ -78,6 +78,17 @@ def _int_at_least(minimum: int, what: str):
     return parse
 
 
+def _significance_level(text: str) -> float:
+    """A significance level strictly between 0 and 1, checked whether or not a test will run."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
+    return value
+
+
 _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "a non-negative integer")
 
@@ -227,7 +238,8 @@ def _add_summarize_command(commands) -> None:
                                 "saying so")
     summarize.add_argument("--significant", action="store_const", const="significant", dest="wins",
                            help="the same as --wins significant")
-    summarize.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    summarize.add_argument("--alpha", type=_significance_level, default=0.05,
+                           help="significance level, between 0 and 1 (default 0.05)")
     _add_debug_option(summarize)
 
 

@@ -66,9 +66,19 @@ def check_outputs(outputs: dict, reads, comparisons=()) -> None:
             if replaced is not None:
                 raise ValueError(f"{option} {path} would replace {replaced} of the comparison in {directory}, which "
                                  "this command reads; give a new file name")
+        directory = _resolved(path).parent
+        if is_comparison_directory(directory) and result_file_of(path, directory) is not None:
+            raise ValueError(f"{option} {path} would replace {result_file_of(path, directory)} of the comparison in "
+                             f"{directory} (plboost compare wrote it; summarize reads it); give a new file name")
         for other_option, other in given[:number]:
             if same_file(path, other):
                 raise ValueError(f"{option} {path} is the file of {other_option} too; give two files")
+
+
+def is_comparison_directory(directory) -> bool:
+    """Whether ``directory`` holds a comparison of ``plboost compare`` (its run records, or its results.json)."""
+    directory = Path(directory)
+    return (directory / RUNS).is_dir() or (directory / "results.json").is_file()
 
 
 def result_file_of(path, directory) -> str | None:

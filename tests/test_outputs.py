@@ -134,3 +134,20 @@ def test_same_file_tells_files_apart(tmp_path):
     assert [read.what for read in data_reads(tmp_path / "x.txt.gz", "test")] == [
         "the test file", f"the query file read with {tmp_path / 'x.txt.gz'}",
         f"the query file read with {tmp_path / 'x.txt.gz'}"]
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_no_command_replaces_a_result_file_of_a_comparison_directory(comparison, data, capsys, tmp_path, command):
+    """train --out CMP/results.json replaced an earlier compare's results.json (then summarize CMP failed): the
+    result files of a comparison directory are protected from every command, not only from compare and summarize."""
+    output = comparison / "results.json"
+    before = output.read_bytes()
+    argv = (["train", "--train", data["train"], "--rounds", "1", "--quiet"] if command == "train"
+            else ["evaluate", "--model", tmp_path / "model.txt", "--data", data["test"]])
+    if command == "evaluate":
+        (tmp_path / "model.txt").write_text("tree\n")
+    status, err = run(capsys, *argv, "--out", output)
+    assert status == 2 and err == [f"plboost {command}: error: --out {output} would replace results.json of the "
+                                   f"comparison in {comparison} (plboost compare wrote it; summarize reads it); give a "
+                                   "new file name"]
+    assert output.read_bytes() == before
