@@ -6,13 +6,14 @@ of data (:func:`predict_scores`). Above the loaders: it chooses between them, an
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputTypeError
-from . import svmlight
+from . import svmlight, svmlight_parser
 from .out_of_core import OutOfCoreData, checked_memory_budget, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
 from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, load_table
@@ -223,3 +224,29 @@ def predict_scores(model, data, *, memory_budget_bytes: int | None = None) -> np
         scores[start:stop] = np.ravel(model.predict(X))
         del X  # before the next batch is read: one batch at a time
     return scores
+
+
+#: the first token of every line that holds one and is not a comment: an SVMlight line's label
+_LABEL_TOKEN = re.compile(rb"^[ \t]*([^\s#]+)", re.MULTILINE)
+
+
+def largest_label(paths, **options) -> int:
+    """The largest relevance label of the files ``paths`` (None skipped; at least 1), read without their features:
+    an SVMlight file's first token of every line (a scan at disk speed, no parse of the features), a table's label
+    column. A label that does not read as a number is left to the loader to report, with its line: the file is
+    then loaded as :func:`load_splits` with ``options`` would load it."""
+    largest = 1.0
+    for path in (Path(p) for p in paths if p is not None):
+        if is_table(path):
+            (data,) = load_splits(path, **options)
+            largest = max(largest, float(np.max(data.labels, initial=0.0)))
+            continue
+        try:
+            for chunk, _ in svmlight_parser.read_chunks(path):
+                tokens = _LABEL_TOKEN.findall(chunk)
+                if tokens:
+                    largest = max(largest, float(np.array(tokens).astype(np.float64).max()))
+        except ValueError:
+            (data,) = load_splits(path, **options)
+            largest = max(largest, float(np.max(data.labels, initial=0.0)))
+    return int(largest)

@@ -134,16 +134,11 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     params = _booster_params(objective, train_data, s)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
-    longest = max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None)
     if isinstance(objective, str) and objective == "lambdarank" and _largest_query(train_data)[1] > LIGHTGBM_MAX_QUERY:
         raise ValueError(_query_limit_message("LightGBM's lambdarank objective", train_data, "training")
                          + "; train with a plboost objective or rank_xendcg")
     feval = None
-    # LightGBM's ndcg metric would refuse the data, or score it with other gains than plboost's (label_gain): plboost
-    # scores the validation data instead
-    own_metric = None if any(key in engine_params for key in _METRIC_KEYS) else \
-        f"a query has over {LIGHTGBM_MAX_QUERY} documents" if longest > LIGHTGBM_MAX_QUERY else \
-        "label_gain is not 2^y - 1" if ENGINE.metric_gain_parameters(engine_params) else None
+    own_metric = _why_plboost_scores(train_data, valid_data, engine_params)
     if own_metric:
         params["metric"] = "None"
         feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
@@ -206,6 +201,17 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
 
 
 train = train_lightgbm
+
+
+def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | None:
+    """Why plboost, not LightGBM's ndcg metric, scores the validation data (None: LightGBM does): the metric would
+    refuse a query of over ``LIGHTGBM_MAX_QUERY`` documents, or score with other gains than plboost's
+    (``label_gain``). A metric the user names in ``engine_params`` is left to LightGBM."""
+    if any(key in engine_params for key in _METRIC_KEYS):
+        return None
+    if max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None) > LIGHTGBM_MAX_QUERY:
+        return f"a query has over {LIGHTGBM_MAX_QUERY} documents"
+    return "label_gain is not 2^y - 1" if ENGINE.metric_gain_parameters(engine_params) else None
 
 
 def _booster_params(objective, train_data, settings: TrainingSettings) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
 
 from .. import engines
 from .._constraints import Integer, check
@@ -15,7 +14,7 @@ from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
 from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
 from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
-from .planning import PlannedRun, add_earlier_runs, plan_runs, table_protocol
+from .planning import PlannedRun, add_earlier_runs, plan_runs, table_g_max, table_protocol
 from .reports import counted
 from .results import Comparison, FoldResult
 from .running import jsonable_params, evaluate_scores, evaluation_spec, run, warm_up
@@ -63,7 +62,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     g_max = table_g_max(specs, chosen, load_options)
     planned = plan_runs(specs, chosen, out_dir, repeats=repeats, resume=resume, tune=tune, spaces=spaces,
                         protocol=protocol, table_options=table_options,
-                        evaluation=None if g_max is None else {"g_max": g_max})
+                        evaluation={} if g_max is None else {"g_max": g_max})
     dataset_name = Path(layout.directory).name or str(layout.directory)
     results, conventions, tuning_rows, warm = [], "", [], {}
     for split in chosen:
@@ -219,22 +218,6 @@ def _checked_comparison(specs, layout, splits, repeats):
             raise ValueError(f"unknown splits {missing}; {layout.directory} has {sorted(known)}")
         chosen = [known[name] for name in splits]
     return specs, chosen
-
-
-def table_g_max(specs, splits, load_options=None) -> int | None:
-    """ERR's ``g_max`` for every run of a table whose configurations leave it to the data (None where they set it,
-    or with one split, whose runs each take its largest label anyway): the largest label of every split's files,
-    so that no fold's ERR is on another scale than the others' (a Fold1 of labels 0-1 beside a Fold2 of 0-2 gave
-    ERR with g_max 1 and 2, averaged; issue 38). Reads each split once before training (from the parse cache
-    where it holds them)."""
-    if specs[0].g_max is not None or len(splits) < 2:
-        return None
-    largest = 1
-    for split in splits:
-        for data in load_splits(split.train, split.valid, split.test, **(load_options or {})):
-            if data is not None and len(data.labels):
-                largest = max(largest, int(np.max(data.labels)))
-    return largest
 
 
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import metrics
 from .._values import plain_value as _plain
+from ..data.splits import largest_label
 from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
 from .results import Comparison, FoldResult
@@ -35,14 +36,29 @@ class PlannedRun:
     protocol: dict | None = None
 
 
+def table_g_max(specs, splits, load_options=None) -> int | None:
+    """ERR's ``g_max`` for every run of a table whose configurations leave it to the data (None where they set it,
+    or with one split, whose runs each take its largest label anyway): the largest label of every split's files,
+    so that no fold's ERR is on another scale than the others' (a Fold1 of labels 0-1 beside a Fold2 of 0-2 gave
+    ERR with g_max 1 and 2, averaged; issue 38). Scans the labels of every split's files before training
+    (:func:`plboost.data.splits.largest_label`: no features are parsed)."""
+    if specs[0].g_max is not None or len(splits) < 2:
+        return None
+    return max(largest_label([split.train, split.valid, split.test], **(load_options or {})) for split in splits)
+
+
 def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = True, tune=None,
-              spaces=None, protocol=None, table_options=None, evaluation=None) -> list[PlannedRun]:
+              spaces=None, protocol=None, table_options=None, evaluation=None, load_options=None) -> list[PlannedRun]:
     """For every split, configuration and repeat, whether :func:`compare` will reuse its record in
     ``out_dir``, redo it (the record's provenance differs, it cannot be read, or ``resume`` is off) or run
     it anew. An unreadable record is named in a warning. With ``tune`` (and the ``spaces`` of the
     configurations), the tuning settings and search space are part of the provenance; so are the
     ``table_options`` of tables (:func:`plboost.records.data_provenance`) and the ``evaluation`` settings the
-    table resolved for every run (ERR's ``g_max``: see :func:`plboost.experiment.comparison.table_g_max`)."""
+    table resolved for every run (ERR's ``g_max``: see :func:`table_g_max`, which finds it from the files,
+    read with ``load_options``, when ``evaluation`` is None)."""
+    if evaluation is None:
+        g_max = table_g_max(specs, splits, load_options) if out_dir is not None else None
+        evaluation = {} if g_max is None else {"g_max": g_max}
     planned = []
     for split in splits:
         data = data_provenance(split, table_options) if out_dir is not None else None

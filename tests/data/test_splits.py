@@ -127,3 +127,23 @@ def test_a_memory_budget_with_files_read_in_memory(data_files, tmp_path, monkeyp
     train.to_pandas().to_csv(table, index=False)
     load_splits(table, out_of_core=None, memory_budget_bytes=1 << 20, log=lines.append)
     assert len(lines) == 1 and "train.csv: read in memory (tables are read in memory)" in lines[0]
+
+
+def test_largest_label_scans_labels_without_parsing_features(tmp_path):
+    import gzip
+
+    from plboost.data import DataFormatError
+    from plboost.data.splits import largest_label
+
+    plain = tmp_path / "a.txt"
+    plain.write_bytes(b"# a comment line\r\n1 qid:1 1:0.5\r\n  3 qid:1 1:0.2 # 7 in a comment\r\n\r\n0 qid:2 2:9\n")
+    packed = tmp_path / "b.txt.gz"
+    packed.write_bytes(gzip.compress(b"4 qid:1 1:0.5\n2 qid:1 1:1\n"))
+    assert largest_label([plain, None]) == 3 and largest_label([plain, packed]) == 4
+    zeros = tmp_path / "zeros.txt"
+    zeros.write_text("0 qid:1 1:1\n0 qid:1 1:2\n")
+    assert largest_label([zeros]) == 1  # ERR's g_max is at least 1
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:1\nhigh qid:1 1:2\n")
+    with pytest.raises(DataFormatError, match="bad.txt, line 2"):  # the loader's message, with its line
+        largest_label([bad], cache=False)
