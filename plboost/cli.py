@@ -17,6 +17,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import json
 import re
@@ -367,8 +368,45 @@ def check_output_path(path: Path | None, option: str, *, directory: bool = False
         raise ValueError(f"{option} {path} cannot be written ({error.strerror or error})") from None
 
 
+#: other libraries' spellings of this command's options (LightGBM's and XGBoost's parameters, scikit-learn's), for
+#: the suggestion an unknown option gets; an underscore for a hyphen is suggested without a table
+_OPTION_SYNONYMS = {"--rounds": ("num_iterations", "num_iteration", "num_trees", "num_tree", "num_rounds", "num_round",
+                                 "num_boost_round", "n_estimators", "n_iter"),
+                    "--early-stopping": ("early_stopping_rounds", "early_stopping_round", "n_iter_no_change"),
+                    "--learning-rate": ("eta", "shrinkage_rate"),
+                    "--num-leaves": ("max_leaves", "num_leaf", "max_leaf")}
+
+
+def _suggested_option(option: str, known: list[str]) -> str | None:
+    """The option of ``known`` that an unknown ``option`` (``--name`` or ``--name=value``) most likely means."""
+    name = option.split("=", 1)[0].lstrip("-")
+    for flag, synonyms in _OPTION_SYNONYMS.items():
+        if flag in known and name.replace("-", "_") in synonyms:
+            return flag
+    hyphenated = "--" + name.replace("_", "-")
+    if hyphenated in known:
+        return hyphenated
+    close = difflib.get_close_matches(hyphenated, known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def parse_command_line(argv=None) -> argparse.Namespace:
+    """The command line parsed; an unknown option is refused by its command with the option it most likely means
+    (LightGBM's ``--num_iterations``: ``--rounds``; ``--learning_rate``: ``--learning-rate``)."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        command = commands.choices[args.command]
+        known = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+        hints = [f"{option} (did you mean {_suggested_option(option, known)}?)" if _suggested_option(option, known)
+                 else option for option in unknown if option.startswith("-")]
+        command.error(f"unrecognized arguments: {' '.join(hints or unknown)}")
+    return args
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(argv)
     limit_spinning()  # before an engine loads OpenMP: see plboost.engines.openmp
 
     def show_warning(message, category, filename, lineno, file=None, line=None):

@@ -76,9 +76,9 @@ def check_outputs(outputs: dict, reads, comparisons=()) -> None:
 
 
 def is_comparison_directory(directory) -> bool:
-    """Whether ``directory`` holds a comparison of ``plboost compare`` (its run records, or its results.json)."""
-    directory = Path(directory)
-    return (directory / RUNS).is_dir() or (directory / "results.json").is_file()
+    """Whether ``directory`` holds a comparison of ``plboost compare --out`` (its ``runs/`` records; a results.json
+    alone may be ``plboost train --out``'s own, which it may replace)."""
+    return (Path(directory) / RUNS).is_dir()
 
 
 def result_file_of(path, directory) -> str | None:

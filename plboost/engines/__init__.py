@@ -11,6 +11,7 @@ objectives (``BUILTIN_OBJECTIVES``).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from pathlib import Path
 
@@ -71,7 +72,25 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
     if name in builtin:
         return name, params
     known = sorted(OBJECTIVES) + list(builtin)
-    raise ValueError(f"unknown objective {name!r} for {engine}; choose one of {', '.join(known)}")
+    guess = _objective_meant(name, known)
+    hint = f" (did you mean {guess}?)" if guess else ""
+    raise ValueError(f"unknown objective {name!r} for {engine}{hint}; choose one of {', '.join(known)}")
+
+
+#: names other libraries and papers give objectives that are here under another name
+_OBJECTIVE_SYNONYMS = {"lambdamart": "lambdarank", "listmle": "plrank", "ndcg": "lambdarank", "xendcg": "rank_xendcg"}
+
+
+def _objective_meant(name: str, known: list[str]) -> str | None:
+    """The objective of ``known`` an unknown ``name`` most likely means: a class name (``PLRank``), another case, a
+    synonym (``lambdamart``), or a near spelling."""
+    lowered = str(name).strip().lower()
+    by_class = {cls.__name__.lower(): registered for registered, cls in OBJECTIVES.items()}
+    for table in ({k.lower(): k for k in known}, by_class, _OBJECTIVE_SYNONYMS):
+        if lowered in table and table[lowered] in known:
+            return table[lowered]
+    close = difflib.get_close_matches(lowered, known, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def check_engine(engine: str) -> None:
