@@ -234,8 +234,10 @@ DEFAULT_BASELINE = "{} [{}]".format(*_BASELINE)
 
 def choose_baseline(specs, baseline: str | None = None) -> str | None:
     """The label of the configuration of ``specs`` (RunSpecs) to test the others against: ``baseline`` (a label,
-    or an objective name that exactly one configuration trains), else LightGBM's lambdarank with no parameters
-    of its own (:data:`DEFAULT_BASELINE`) when present, else None.
+    or an objective name that exactly one configuration trains), else LightGBM's lambdarank with no objective
+    parameters of its own (:data:`DEFAULT_BASELINE`) when present, else None. Engine parameters given to every
+    configuration (``--engine-param`` with ``--baselines``) keep it the baseline; where several such lambdaranks
+    differ in engine parameters, the one without any, else the first.
 
     >>> from plboost.experiment.spec import RunSpec
     >>> choose_baseline([RunSpec(), RunSpec(objective="rank:ndcg", engine="xgboost")], "rank:ndcg")
@@ -243,9 +245,10 @@ def choose_baseline(specs, baseline: str | None = None) -> str | None:
     """
     specs = list(specs)
     if baseline is None:
-        default = [spec.label for spec in specs if (spec.objective, spec.engine) == _BASELINE
-                   and not spec.objective_params and not spec.engine_params and spec.leaf_values == "diagonal"]
-        return default[0] if default else None
+        default = [spec for spec in specs if (spec.objective, spec.engine) == _BASELINE
+                   and not spec.objective_params and spec.leaf_values == "diagonal"]
+        plain = [spec for spec in default if not spec.engine_params]
+        return (plain or default)[0].label if default else None
     labels = [spec.label for spec in specs]
     if baseline in labels:
         return baseline

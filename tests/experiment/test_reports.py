@@ -130,3 +130,16 @@ def test_a_trained_model_beats_a_random_scorer_significantly():
     ndcg = significance[(significance["metric"] == "NDCG@10")].set_index("test")
     assert (ndcg["mean_difference"] > 0.1).all() and (ndcg["p_adjusted"] < 1e-3).all()
     assert "▲" in comparison.table(significance=significance)
+
+
+def test_lambdarank_stays_the_baseline_when_every_configuration_gets_engine_parameters():
+    """compare --run plrank --baselines --engine-param min_data_in_leaf=5 had lambdarank in the table, yet said
+    "no significance tests: no baseline"."""
+    from plboost.experiment import RunSpec, choose_baseline, parse_run, with_baselines
+
+    defaults = RunSpec(engine_params={"min_data_in_leaf": 5})
+    specs = with_baselines([parse_run("plrank", defaults)], defaults)
+    assert choose_baseline(specs) == next(s.label for s in specs if s.objective == "lambdarank")
+    both = [RunSpec(objective="lambdarank", engine_params={"min_data_in_leaf": 5}), RunSpec(objective="lambdarank")]
+    assert choose_baseline(both) == RunSpec(objective="lambdarank").label
+    assert choose_baseline([RunSpec(objective="lambdarank", objective_params={"lambdarank_norm": False})]) is None
