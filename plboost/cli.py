@@ -420,7 +420,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         if args.debug:
             raise
-        print(f"plboost {args.command}: interrupted", file=sys.stderr)
+        out = getattr(args, "out", None) if args.command == "compare" else None
+        resume = f"; the same command resumes from the records in {out}" if out else ""
+        print(f"plboost {args.command}: interrupted{resume}", file=sys.stderr)
         return 130
     except Exception as error:
         message = failure_message(error)

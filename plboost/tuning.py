@@ -24,6 +24,7 @@ space, versions) has changed is started again.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import warnings
 from dataclasses import dataclass, field, replace
@@ -230,7 +231,28 @@ def import_optuna():
     except ImportError:
         raise ValueError("tuning needs Optuna: pip install 'plboost[tune]' (or pip install optuna)") from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    trial_logger = logging.getLogger("optuna.study._optimize")  # where Optuna logs a trial that failed
+    if not any(isinstance(f, _InterruptedTrialFilter) for f in trial_logger.filters):
+        trial_logger.addFilter(_InterruptedTrialFilter())
     return optuna
+
+
+class _InterruptedTrialFilter(logging.Filter):
+    """Keep Optuna's report of a trial ended by Ctrl-C (its traceback, 40 lines, and "failed with value None") off
+    the terminal: the command says in one line that it was interrupted and how to resume."""
+
+    def __init__(self):
+        super().__init__()
+        self.interrupted = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+            self.interrupted = True
+            return False
+        if self.interrupted and "failed with value" in record.getMessage():
+            self.interrupted = False
+            return False
+        return True
 
 
 def storage_url(out_dir) -> str:

@@ -1,6 +1,7 @@
 """Tuning with the same budget for every configuration (plboost.tuning, compare(..., tune=...))."""
 
 import json
+import logging
 
 import pandas as pd
 import pytest
@@ -224,3 +225,36 @@ def test_a_missing_optuna_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "optuna", None)
     with pytest.raises(ValueError, match=r"pip install 'plboost\[tune\]'"):
         import_optuna()
+
+
+def test_ctrl_c_during_a_tuned_compare_is_one_line_with_the_resume_hint(folds, tmp_path, monkeypatch, capsys):
+    """Optuna logged the interrupted trial's 40-line KeyboardInterrupt traceback ("Trial 2 failed") before
+    "plboost compare: interrupted"."""
+    import plboost.experiment.comparison
+    from plboost.cli import main
+
+    original_run, calls = plboost.experiment.comparison.run, []
+
+    def interrupted(spec, train, valid=None, test=None, **kwargs):
+        calls.append(spec)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original_run(spec, train, valid, test, **kwargs)
+
+    class Seen(logging.Handler):  # what Optuna's own handler, which pytest does not capture, would print
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    seen, watcher = [], Seen()
+    trial_logger = logging.getLogger("optuna.study._optimize")
+    trial_logger.addHandler(watcher)
+    monkeypatch.setattr(plboost.experiment.comparison, "run", interrupted)
+    try:
+        status = main(["compare", str(folds), "--run", "plrank", "--rounds", "3", "--num-leaves", "7", "--tune", "3",
+                       "--out", str(tmp_path / "out"), "--quiet"])
+    finally:
+        trial_logger.removeHandler(watcher)
+    err = capsys.readouterr().err
+    assert status == 130 and not [message for message in seen if "failed" in message], seen
+    assert err.strip().splitlines() == [f"plboost compare: interrupted; the same command resumes from the records in "
+                                        f"{tmp_path / 'out'}"], err
