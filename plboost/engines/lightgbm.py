@@ -297,14 +297,25 @@ def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate
     return ranker.to_local().booster_, params, [], None
 
 
+#: rows of the probe booster for boosting="rf" (see _check_on_two_rows)
+_PROBE_ROWS = 1000
+
+
 def _check_on_two_rows(params: dict, given: dict | None) -> None:
     """Raise ValueError for parameters LightGBM refuses, found on two rows here rather than by every Dask worker
-    (each would log its error and traceback) or after the training set's bins are built; the booster is made too,
-    as some parameters (``boosting="rf"`` without bagging) are refused only there."""
+    (each would log its error and traceback) or after the training set's bins are built. With random forests
+    (``boosting="rf"``), whose bagging settings LightGBM checks only when it makes a booster, a booster is made too,
+    on a thousand rows."""
     try:
         probe = {k: v for k, v in params.items() if k not in ("objective", "verbose", "metric")}
         with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
             probe_set = lgb.Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]), params={**probe, "verbosity": -1})
-            lgb.Booster({**probe, "verbosity": -1}, probe_set.construct())
+            probe_set.construct()
+        if str(probe.get("boosting", probe.get("boosting_type", ""))).lower() in ("rf", "random_forest"):
+            # refused only when a booster is made; on enough rows that any bagging fraction keeps one
+            rows = np.arange(_PROBE_ROWS, dtype=np.float64).reshape(-1, 1)
+            with without_fatal_echo():
+                lgb.Booster({**probe, "verbosity": -1},
+                            lgb.Dataset(rows, rows[:, 0] % 2, params={**probe, "verbosity": -1}).construct())
     except lgb.basic.LightGBMError as error:
         raise engine_refusal(ENGINE.label, error, params, given) from error
