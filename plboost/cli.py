@@ -504,6 +504,8 @@ def _train_on_dask(args, spec):
     if args.out_of_core is not None or args.memory_budget is not None:
         raise ValueError("--out-of-core, --in-memory and --memory-budget are for one machine; Dask workers read "
                          "their partitions")
+    if args.test is None and args.valid is None:  # before a cluster starts and trains
+        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
     paths = [*args.train, args.valid, args.test]
     table = next((path for path in paths if path is not None and is_table(path)), None)
     if table is not None:

@@ -134,6 +134,8 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
     from ..engines.dask import ranking_collections, train_dask  # needs the optional dask
 
     check_leaf_values(spec.leaf_values, spec.engine, spec.objective, dask=True)
+    if test is None and valid is None:  # before the cluster trains for minutes
+        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
     options = dict(load_options or {})
     objective, settings = _training_arguments(spec)
     workers = len(client.scheduler_info()["workers"])
@@ -143,10 +145,7 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
     valid_data = (ranking_collections([valid], n_partitions=1, n_features=train.n_features, load_options=options)
                   if valid is not None else None)
     model = train_dask(spec.engine, client, objective, train, settings, valid=valid_data)
-    evaluated_on, path = next(((name, p) for name, p in (("test", test), ("valid", valid)) if p is not None),
-                              (None, None))
-    if path is None:
-        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
+    evaluated_on, path = next((name, p) for name, p in (("test", test), ("valid", valid)) if p is not None)
     data = load_svmlight(path, n_features=train.n_features, **options)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
     return RunResult(spec, model, evaluated_on, values, conventions)

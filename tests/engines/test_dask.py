@@ -170,3 +170,17 @@ def test_a_run_spec_gets_the_same_xgboost_parameters_on_dask_and_here(client, tm
     assert there.engine_params == here.engine_params
     assert there.engine_params["seed"] == 4 and there.engine_params["max_leaves"] == 7
     assert there.objective_params == here.objective_params
+
+
+def test_a_dask_run_without_test_or_validation_data_is_refused_before_a_cluster_starts(tmp_path, monkeypatch):
+    """train --dask-local 1 --engine xgboost without --test or --valid started a cluster and trained for a minute
+    before refusing."""
+    import plboost.experiment
+    from plboost.cli import main
+
+    started = []
+    monkeypatch.setattr(plboost.experiment, "dask_client", lambda *args: started.append(args))
+    data = tmp_path / "train.txt"
+    data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    assert main(["train", "--train", str(data), "--dask-local", "1", "--engine", "xgboost", "--quiet"]) == 2
+    assert started == []
