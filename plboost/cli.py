@@ -517,8 +517,23 @@ def _train_on_dask(args, spec):
         return run_dask(spec, client, args.train, args.valid, args.test, load_options=load_options)
 
 
+def _warn_of_absent_features(data, model, args) -> None:
+    """Warn when no document of ``data`` has a feature in the upper half of the model's: SVMlight leaves out zero
+    features, so such data read as the model's width all the same, and a model of 300 features scored 46-feature
+    data without a word (issue 40)."""
+    import numpy as np
+
+    X = data.X
+    used = X.indices.max() + 1 if hasattr(X, "indices") and X.nnz else (
+        int(np.flatnonzero(np.any(X != 0, axis=0)).max()) + 1 if X.size and np.any(X != 0) else 0)
+    if model.n_features > 1 and used <= model.n_features // 2:
+        warnings.warn(f"{args.data}: no document has a feature above {used}, but {args.model} was trained on "
+                      f"{model.n_features} features, which read as 0 here: is this the data the model is for?",
+                      UserWarning, stacklevel=2)
+
+
 def _evaluate(args) -> int:
-    from .data import load_splits
+    from .data import DataFormatError, load_splits
     from .engines import load_model
     from .experiment import RunSpec, evaluate_scores, format_table
 
@@ -531,7 +546,14 @@ def _evaluate(args) -> int:
             raise ValueError(f"{args.data}: {data.n_features} feature columns, but {args.model} was trained on "
                              f"{model.n_features} features")
     else:
-        (data,) = load_splits(args.data, n_features=model.n_features, out_of_core=False, **_load_options(args))
+        try:
+            (data,) = load_splits(args.data, n_features=model.n_features, out_of_core=False, **_load_options(args))
+        except DataFormatError as error:
+            if "beyond n_features" in error.message:
+                raise DataFormatError(error.path, error.line, f"{error.message} (the number of features the model "
+                                      f"{args.model} was trained on): is this the data the model is for?") from None
+            raise
+        _warn_of_absent_features(data, model, args)
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")

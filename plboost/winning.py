@@ -322,7 +322,15 @@ def _read_json(path: Path) -> pd.DataFrame:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    with open(path, newline="") as handle:
+    try:
+        return _read_csv_text(path)
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset {error.start}); "
+                         "save it as UTF-8") from None
+
+
+def _read_csv_text(path: Path) -> pd.DataFrame:
+    with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         records = []

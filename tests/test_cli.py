@@ -460,3 +460,24 @@ def test_memory_budget_with_data_read_in_memory_is_said_in_one_line(files, capsy
     assert err == ("plboost: train.txt: read in memory (they fit the memory available; --out-of-core or "
                    "out_of_core=True reads them out of core); the memory budget (--memory-budget, "
                    "memory_budget_bytes) applies only to out-of-core reading\n")
+
+
+@pytest.mark.engine
+def test_evaluate_names_the_model_for_svmlight_data_of_another_width(tmp_path, capsys):
+    """A 5-feature model on 46-feature data blamed the data's line without saying that 5 is the model's width; a
+    300-feature model on the same data scored it without a word."""
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "test.txt"
+    make_synthetic(n_queries=20, n_features=46, seed=1).save_svmlight(data)
+    for n_features in (5, 300):
+        X = rng.normal(size=(100, n_features))
+        lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2}, lgb.Dataset(
+            X, rng.integers(0, 3, 100), group=[10] * 10), 2).save_model(tmp_path / f"m{n_features}.txt")
+    assert main(["evaluate", "--model", str(tmp_path / "m5.txt"), "--data", str(data), "--quiet"]) == 2
+    assert (f"is beyond n_features=5 (the number of features the model {tmp_path / 'm5.txt'} was trained on): is "
+            "this the data the model is for?") in capsys.readouterr().err
+    assert main(["evaluate", "--model", str(tmp_path / "m300.txt"), "--data", str(data), "--quiet"]) == 0
+    assert (f"plboost evaluate: warning: {data}: no document has a feature above 46, but {tmp_path / 'm300.txt'} "
+            "was trained on 300 features, which read as 0 here") in capsys.readouterr().err

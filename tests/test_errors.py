@@ -371,6 +371,9 @@ CASES = [
     Case("command line", "`--objective lambdamart`",
          cli_call("train", "--train", "{dir}/train.txt", "--objective", "lambdamart", "--quiet"),
          r"unknown objective 'lambdamart' for lightgbm \(did you mean lambdarank\?\)"),
+    Case("command line", "`evaluate --model /dev/null`", cli_call("evaluate", "--model", "/dev/null", "--data",
+                                                                   "{dir}/train.txt"),
+         r"/dev/null is not a regular file \(a device, a pipe or a socket\), not a model file"),
     Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
          r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
          r"got 2"),
@@ -423,6 +426,10 @@ CASES = [
     Case("command line", "`plboost summarize` of a results.json whose `results` is a number",
          cli_with_file("results.json", '{"dataset": "x", "results": 5}', "summarize", "{dir}/results.json"),
          r"results.json: 'results' is int, not a list of results"),
+    Case("command line", "`plboost summarize` of a Latin-1 CSV file",
+         lambda d: cli_call("summarize", "{dir}/latin.csv")(d) if (d / "latin.csv").write_bytes(
+             b"method,dataset,NDCG@10\nA\xe9,d1,0.5\n") else None,
+         r"latin.csv: not UTF-8 text \(byte 0xe9 at offset 24\); save it as UTF-8"),
     Case("command line", "`plboost summarize --alpha 2` (whether or not a test runs)",
          cli_call("summarize", "{dir}/results.csv", "--alpha", "2"),
          r"argument --alpha: expected a number between 0 and 1, got 2"),

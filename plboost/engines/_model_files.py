@@ -30,6 +30,8 @@ def read_model_file(path: Path) -> tuple[str, bytearray]:
     neither."""
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a model file")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path} is not a regular file (a device, a pipe or a socket), not a model file")
     if not path.is_file():
         raise FileNotFoundError(f"model file {path} does not exist")
     with open(path, "rb") as file:
