@@ -19,6 +19,8 @@ import json
 import struct
 from pathlib import Path
 
+import numpy as np
+
 #: header lines LightGBM needs before the trees (``LoadModelFromString`` stops at a missing one)
 LIGHTGBM_HEADER_KEYS = ("version", "num_class", "num_tree_per_iteration", "label_index", "max_feature_idx",
                         "feature_names", "feature_infos", "tree_sizes")
@@ -108,6 +110,78 @@ def check_lightgbm_text(path: Path, data: bytes) -> None:
                              f"complete pandas_categorical: line") from None
 
 
+#: the most leaves a tree may claim (LightGBM's own limit on num_leaves is 131072)
+_MOST_LEAVES = 1 << 17
+
+
+def check_lightgbm_trees(path: Path, data: bytes) -> None:
+    """Refuse a LightGBM text model whose trees are not trees, before LightGBM reads them: a ``num_leaves=`` that is
+    not a count (LightGBM aborts the process), numbers that do not parse (aborts), split features beyond
+    ``max_feature_idx=`` or children that point outside the tree or twice to one node (LightGBM predicts from
+    memory that is not the tree's, giving other scores without a word). Each message names the tree and the field.
+    Run after :func:`check_lightgbm_text`, which checks the blocks are where ``tree_sizes=`` puts them."""
+    header_end = data.find(b"\nTree=")
+    header = dict(bytes(line).partition(b"=")[::2] for line in data[:max(header_end, 0)].splitlines())
+    try:
+        n_features = int(header[b"max_feature_idx"]) + 1
+    except (KeyError, ValueError):
+        raise ValueError(f"{path} is not a valid LightGBM model: max_feature_idx= is not a number") from None
+    position = header_end + 1
+    while header_end >= 0 and data.startswith(b"Tree=", position):
+        end = data.find(b"\n\n", position)
+        block = bytes(data[position:end if end >= 0 else len(data)])
+        _check_lightgbm_tree(path, block, n_features)
+        position = end + 2
+
+
+def _check_lightgbm_tree(path: Path, block: bytes, n_features: int) -> None:
+    lines = block.splitlines()
+    name = lines[0].decode(errors="replace").replace("=", " ")
+    fields = dict(line.partition(b"=")[::2] for line in lines[1:])
+
+    def problem(text: str) -> ValueError:
+        return ValueError(f"{path} is not a valid LightGBM model: {name}, {text}")
+
+    def numbers(key: str, count: int, kind):
+        try:
+            values = np.array(fields[key.encode()].split(), dtype=kind) if count else np.zeros(0, dtype=kind)
+        except KeyError:
+            raise problem(f"no {key}= line") from None
+        except ValueError:
+            raise problem(f"{key}= holds something that is not a number") from None
+        if values.size != count:
+            raise problem(f"{key}= holds {values.size} values, not {count}")
+        if kind is np.float64 and np.isnan(values).any() and key != "leaf_value":
+            raise problem(f"{key}= holds nan")
+        return values
+
+    try:
+        n_leaves = int(fields[b"num_leaves"])
+    except (KeyError, ValueError):
+        raise problem("num_leaves= is not a count") from None
+    if not 1 <= n_leaves <= _MOST_LEAVES:
+        raise problem(f"num_leaves={n_leaves} is not between 1 and {_MOST_LEAVES}")
+    numbers("leaf_value", n_leaves, np.float64)
+    if n_leaves == 1:
+        return
+    internal = n_leaves - 1
+    split_feature = numbers("split_feature", internal, np.int64)
+    numbers("threshold", internal, np.float64)
+    numbers("decision_type", internal, np.int64)
+    children = np.concatenate([numbers("left_child", internal, np.int64), numbers("right_child", internal, np.int64)])
+    outside = np.flatnonzero((split_feature < 0) | (split_feature >= n_features))
+    if outside.size:
+        raise problem(f"split_feature={split_feature[outside[0]]} is beyond the model's {n_features} features")
+    if children.min() < -n_leaves or children.max() >= internal:
+        raise problem(f"a left_child= or right_child= entry points outside the tree's {internal} splits and "
+                      f"{n_leaves} leaves")
+    # a tree: every split but the root (0) and every leaf (~child) is the child of exactly one split
+    nodes = np.where(children >= 0, children, internal + ~children)
+    counts = np.bincount(nodes, minlength=internal + n_leaves)
+    if counts[0] != 0 or np.any(counts[1:] != 1):
+        raise problem("left_child= and right_child= do not make a tree (a node with two parents, or none)")
+
+
 def diagnose_xgboost_json(path: Path, data: bytes) -> str | None:
     """Why ``data`` is not an XGBoost JSON model, or None when it looks like one."""
     try:
@@ -130,6 +204,50 @@ def diagnose_xgboost_json(path: Path, data: bytes) -> str | None:
         if not isinstance(learner, dict) or key not in learner:
             return f"{path} is not a complete XGBoost model: its 'learner' has no {key!r}"
     return None
+
+
+def check_xgboost_trees(path: Path, model: dict) -> None:
+    """Refuse an XGBoost JSON model whose trees are not trees, before XGBoost reads them: arrays of another length
+    than ``num_nodes``, split indices beyond the model's features, children outside the tree or shared (XGBoost
+    crashed with a segmentation fault on ``split_indices`` of 999999 or ``left_children`` of 10^6). Each message
+    names the tree and the field."""
+    learner = model["learner"]
+    booster = learner["gradient_booster"]
+    trees = (booster.get("gbtree", booster).get("model") or {}).get("trees")
+    if not isinstance(trees, list):
+        return  # not a tree booster: XGBoost says what it is
+    try:
+        n_features = int(learner["learner_model_param"]["num_feature"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path} is not a valid XGBoost model: learner_model_param has no num_feature") from None
+    for number, tree in enumerate(trees):
+        _check_xgboost_tree(path, number, tree, n_features)
+
+
+def _check_xgboost_tree(path: Path, number: int, tree, n_features: int) -> None:
+    def problem(text: str) -> ValueError:
+        return ValueError(f"{path} is not a valid XGBoost model: tree {number}, {text}")
+
+    try:
+        n_nodes = int(tree["tree_param"]["num_nodes"])
+        left, right, split = (np.asarray(tree[key], dtype=np.int64)
+                              for key in ("left_children", "right_children", "split_indices"))
+        np.asarray(tree["split_conditions"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise problem("a field is missing or not numbers (num_nodes, left_children, right_children, split_indices, "
+                      "split_conditions)") from None
+    for key, values in (("left_children", left), ("right_children", right), ("split_indices", split)):
+        if values.shape != (n_nodes,):
+            raise problem(f"{key} holds {values.size} values, not num_nodes={n_nodes}")
+    inner = left != -1
+    if np.any((left < -1) | (left >= n_nodes) | (right < -1) | (right >= n_nodes)) or np.any((right != -1) != inner):
+        raise problem(f"a left_children or right_children entry points outside the tree's {n_nodes} nodes")
+    outside = np.flatnonzero(inner & ((split < 0) | (split >= n_features)))
+    if outside.size:
+        raise problem(f"split_indices holds {split[outside[0]]}, beyond the model's {n_features} features")
+    counts = np.bincount(np.concatenate([left[inner], right[inner]]), minlength=n_nodes)
+    if n_nodes and (counts[0] != 0 or np.any(counts[1:] != 1)):
+        raise problem("left_children and right_children do not make a tree (a node with two parents, or none)")
 
 
 # UBJSON: sizes of the fixed-size values by type marker, and the integer types a length may have

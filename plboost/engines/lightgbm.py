@@ -257,9 +257,10 @@ def _logged_params(params: dict, *, exact_leaves: bool, own_metric: str | None) 
 
 def load_booster(path, kind: str, data: bytes):
     """A LightGBM booster from a model file :func:`plboost.engines._model_files.read_model_file` read."""
-    from ._model_files import check_lightgbm_text
+    from ._model_files import check_lightgbm_text, check_lightgbm_trees
 
     check_lightgbm_text(path, data)
+    check_lightgbm_trees(path, data)
     try:
         return lgb.Booster(model_file=str(path))
     except lgb.basic.LightGBMError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import time
 
 import numpy as np
@@ -124,7 +126,7 @@ train = train_xgboost
 def load_booster(path, kind: str, data: bytearray):
     """An XGBoost booster from a model file :func:`plboost.engines._model_files.read_model_file` read (JSON or
     UBJSON, told by the content whatever the file's name)."""
-    from ._model_files import check_ubjson, diagnose_xgboost_json
+    from ._model_files import check_ubjson, check_xgboost_trees, diagnose_xgboost_json
 
     if kind == "ubj":
         if "learner" not in check_ubjson(path, data):
@@ -133,8 +135,9 @@ def load_booster(path, kind: str, data: bytearray):
     else:
         if data[:1].isspace():
             data = data.lstrip()  # XGBoost tells JSON from UBJSON by the first two bytes
-        # XGBoost's JSON reader checks its bounds: parse here only to say why it refuses (saves ~50% of the load)
-        problem = diagnose_xgboost_json(path, data) if b'"learner"' not in data else None
+        problem = diagnose_xgboost_json(path, data)
+        if problem is None:  # its trees are checked before XGBoost reads them (it does not: it crashed on some)
+            check_xgboost_trees(path, json.loads(data))
     if problem:
         raise ValueError(problem)
     booster = xgb.Booster()

@@ -171,3 +171,73 @@ def test_a_directory_is_not_a_model(tmp_path):
         load_model(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_model(tmp_path / "missing.txt")
+
+
+#: damaged fields of a LightGBM model's first tree, each edit of the same length (so that tree_sizes= still holds):
+#: (field, the first value's replacement made from it, what plboost says). LightGBM aborted the process on the first
+#: two, and predicted from memory outside the tree on the next ones
+LIGHTGBM_DAMAGE = [
+    ("num_leaves", lambda v: "9" * len(v), "Tree 0, leaf_value= holds"),
+    ("threshold", lambda v: "x" * len(v), "Tree 0, threshold= holds something that is not a number"),
+    ("split_feature", lambda v: "9" * len(v), "Tree 0, split_feature=9 is beyond the model's 5 features"),
+    ("left_child", lambda v: "9" * len(v), "Tree 0, a left_child= or right_child= entry points outside the tree"),
+    ("left_child", lambda v: "0" * len(v), "Tree 0, left_child= and right_child= do not make a tree"),
+]
+
+
+def damaged(text: str, field: str, edit) -> str:
+    """``text`` with the first value of the first tree's ``field=`` line replaced by ``edit(value)``."""
+    start = text.index(f"\n{field}=", text.index("Tree=0\n")) + len(field) + 2
+    end = min(text.index(" ", start), text.index("\n", start))
+    return text[:start] + edit(text[start:end]) + text[end:]
+
+
+@pytest.mark.engine
+def test_a_lightgbm_model_whose_trees_are_damaged_is_refused_naming_the_tree_and_field(models, tmp_path):
+    """Loaded in a child process: before the check, some of these aborted LightGBM (SIGABRT)."""
+    directory, _ = models
+    text = (directory / "model.txt").read_text()
+    paths = []
+    for number, (field, edit, _) in enumerate(LIGHTGBM_DAMAGE):
+        paths.append(tmp_path / f"damaged{number}.txt")
+        paths[-1].write_text(damaged(text, field, edit))
+        assert len(paths[-1].read_text()) == len(text)
+    code = textwrap.dedent("""
+        import json, sys
+        from plboost.engines import load_model
+        for path in sys.argv[1:]:
+            try:
+                load_model(path)
+                print(json.dumps("loaded"))
+            except ValueError as error:
+                print(json.dumps(str(error)))
+    """)
+    run = subprocess.run([sys.executable, "-c", code, *map(str, paths)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    messages = [json.loads(line) for line in run.stdout.splitlines()]
+    for path, message, (_, _, expected) in zip(paths, messages, LIGHTGBM_DAMAGE, strict=True):
+        assert message.startswith(f"{path} is not a valid LightGBM model: ") and expected in message, message
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("field, value, expected", [
+    ("split_indices", 999999, "tree 0, split_indices holds 999999, beyond the model's 5 features"),
+    ("left_children", 10 ** 6, "tree 0, a left_children or right_children entry points outside the tree's"),
+    ("left_children", 0, "tree 0, left_children and right_children do not make a tree"),
+    ("right_children", None, "tree 0, a field is missing or not numbers"),
+])
+def test_an_xgboost_model_whose_trees_are_damaged_is_refused_naming_the_tree_and_field(models, tmp_path, field,
+                                                                                       value, expected):
+    """XGBoost crashed (segmentation fault) on split_indices of 999999 or left_children of 10^6. Loaded in a child
+    process, so that a regression fails the test instead of the suite."""
+    directory, _ = models
+    model = json.loads((directory / "model.json").read_text())
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree[field][0] = value
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(model))
+    code = ("import sys\nfrom plboost.engines import load_model\ntry:\n    load_model(sys.argv[1])\n"
+            "except ValueError as error:\n    print(error)\n")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().startswith(f"{path} is not a valid XGBoost model: ") and expected in run.stdout
