@@ -26,6 +26,7 @@ import functools
 import importlib
 import json
 import sys
+from pathlib import Path
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -248,7 +249,13 @@ class LightGBM(Engine):
         return booster.predict(X, num_iteration=trees, raw_score=True)
 
     def save(self, booster, path, trees):
-        booster.save_model(str(path), num_iteration=trees)
+        # the text written from Python: an error (a full disk) is an OSError naming the file, where LightGBM's own
+        # writer echoes "[LightGBM] [Fatal]" and raises its own error
+        text = booster.model_to_string(num_iteration=trees)
+        try:
+            Path(path).write_text(text)
+        except OSError as error:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
 
     def n_features(self, booster):
         return booster.num_feature()

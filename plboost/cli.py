@@ -113,8 +113,16 @@ def parse_memory_size(text: str) -> int:
     return value
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line, as the command's own are (argparse prints the whole usage
+    first, 14 lines for ``train``, which buries the error)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="plboost", description=__doc__.split("\n")[0],
+    parser = _OneLineParser(prog="plboost", description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="The engines' OpenMP threads spin at most 1,000 iterations before they "
                                             "sleep (GOMP_SPINCOUNT=1000), unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is "
@@ -438,6 +446,14 @@ def main(argv=None) -> int:
         return 2
 
 
+def _write_output(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``; an error (a full disk: /dev/full) names the path."""
+    try:
+        path.write_text(text)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+
+
 def failure_message(error: BaseException) -> str | None:
     """One line for an error a user can cause (bad input, a path that cannot be read or written, a full
     disk, too little memory, an engine refusing a parameter); None for a bug, which keeps its traceback."""
@@ -492,7 +508,7 @@ def _train(args) -> int:
         payload = result.to_dict()
         payload["data"] = {"train": [str(path) for path in args.train],
                            **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test)) if path}}
-        args.out.write_text(json.dumps(payload, indent=2) + "\n")
+        _write_output(args.out, json.dumps(payload, indent=2) + "\n")
     return 0
 
 
@@ -504,8 +520,6 @@ def _train_on_dask(args, spec):
     if args.out_of_core is not None or args.memory_budget is not None:
         raise ValueError("--out-of-core, --in-memory and --memory-budget are for one machine; Dask workers read "
                          "their partitions")
-    if args.test is None and args.valid is None:  # before a cluster starts and trains
-        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
     paths = [*args.train, args.valid, args.test]
     table = next((path for path in paths if path is not None and is_table(path)), None)
     if table is not None:
@@ -513,6 +527,8 @@ def _train_on_dask(args, spec):
                          "out --dask-local and --dask-scheduler)")
     load_options, _ = checked_options(paths, _load_options(args))  # a table's option given is refused
     load_options.pop("progress")
+    if args.test is None and args.valid is None:  # before a cluster starts and trains
+        raise ValueError("a Dask run is evaluated on --test or --valid; give one")
     with dask_client(args.dask_scheduler, args.dask_local) as client:
         return run_dask(spec, client, args.train, args.valid, args.test, load_options=load_options)
 
@@ -559,7 +575,7 @@ def _evaluate(args) -> int:
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
     print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
-        args.out.write_text(json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
+        _write_output(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
                                         "conventions": conventions}, indent=2) + "\n")
     return 0
 

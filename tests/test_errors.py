@@ -377,6 +377,13 @@ CASES = [
     Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
          r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
          r"got 2"),
+    Case("objective parameter", "`Ranker().set_params(learning_rate=\"abc\").fit(...)`",
+         lambda d: Ranker().set_params(learning_rate="abc").fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
+         r"Ranker: learning_rate must be a finite number > 0, got 'abc' \(str\)"),
+    Case("objective parameter", "`PLRank(seed=None)`", lambda d: PLRank(seed=None),
+         r"PLRank: seed must be an integer in \[0, 2\*\*63\), got None"),
+    Case("objective parameter", "`UMart(label_gain=\"0,1,3\")` (text for a list)", lambda d: UMart(label_gain="0,1,3"),
+         r"UMart: label_gain must be a non-empty sequence of finite numbers or None, got '0,1,3' \(str\)"),
     Case("objective parameter", "`Ranker(\"plrank\", top_k=5)` (an objective's parameter beside its name)",
          lambda d: Ranker("plrank", top_k=5).fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
          r"Ranker: top_k is a parameter of PLRank, not of the engine: pass objective=PLRank\(top_k=...\)"),

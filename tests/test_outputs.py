@@ -151,3 +151,13 @@ def test_no_command_replaces_a_result_file_of_a_comparison_directory(comparison,
                                    f"comparison in {comparison} (plboost compare wrote it; summarize reads it); give a "
                                    "new file name"]
     assert output.read_bytes() == before
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a full disk)")
+@pytest.mark.parametrize("option", ["--out", "--save-model"])
+def test_a_full_disk_is_one_line_naming_the_file(data, capsys, option):
+    """--save-model /dev/full echoed LightGBM's "[LightGBM] [Fatal] Cannot write binary data" line; --out /dev/full
+    said "no space left on the device" without naming the file."""
+    status, err = run(capsys, "train", "--train", data["train"], "--rounds", "1", "--quiet", option, "/dev/full")
+    assert status == 2 and err == ["plboost train: error: /dev/full: No space left on device"]

@@ -1,0 +1,456 @@
+"""An adversarial campaign against the plboost command: bad input of every kind, tried as a hostile or careless
+user would, each in its own process with a time limit (issue 38).
+
+    python scripts/campaign.py [--out campaign.csv] [--jobs 2] [--only SUBSTRING] [--list]
+
+Every case states what must happen: "refused" (exit status 2 and exactly one line on standard error, from the
+command, naming what is wrong: ``expect`` is a piece of that line), "ok" (exit status 0), or "interrupted" (exit
+status 130 and one line). Whatever the case, a traceback, an "internal error" line, a death by a signal or a run
+past the time limit fails it. The data are MQ2008 Fold1's first 30/10/10 queries (from ../shared/data) written to
+a scratch directory, and variants of them. Prints one line per failed case, the counts per category and in all,
+and writes every case's outcome to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "MQ2008" / "Fold1"
+TIMEOUT = 180
+
+
+@dataclass
+class Case:
+    category: str
+    name: str
+    argv: list[str]
+    expect: str = "ok"  # "ok", "interrupted", or a piece of the one refusal line
+    #: prepares the scratch directory for the case (files to damage, ...); gets the directory
+    setup: object = None
+    #: seconds after which SIGINT is sent (a Ctrl-C)
+    interrupt_after: float | None = None
+    #: lines the refusal may take (the message of a directory of no known layout lists the layouts it knows)
+    max_lines: int = 1
+    outcome: dict = field(default_factory=dict)
+
+
+def first_queries(path: Path, n: int) -> str:
+    """The lines of the first ``n`` queries of a gzip SVMlight file."""
+    lines, seen = [], []
+    with gzip.open(path, "rt") as handle:
+        for line in handle:
+            qid = line.split()[1]
+            if qid not in seen:
+                if len(seen) == n:
+                    break
+                seen.append(qid)
+            lines.append(line)
+    return "".join(lines)
+
+
+def write_base(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, n in (("train", 30), ("vali", 10), ("test", 10)):
+        (directory / f"{name}.txt").write_text(first_queries(SHARED / f"{name}.txt.gz", n))
+
+
+def writer(name: str, text, *, binary: bool = False):
+    def setup(d: Path):
+        path = d / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if binary:
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+    return setup
+
+
+def train_on(name: str, *extra: str) -> list[str]:
+    """A training command on the file ``name``; the data files here are a few documents, which LightGBM's default
+    minimum of 20 per leaf (and 3 per bin) would not split at all."""
+    return ["train", "--train", "{d}/" + name, "--rounds", "3", "--quiet", "--engine-param", "min_data_in_leaf=1",
+            "--engine-param", "min_data_in_bin=1", *extra]
+
+
+GOOD = "2 qid:1 1:0.5 2:0.1\n0 qid:1 1:0.2 2:0.3\n1 qid:2 1:0.9 2:0.4\n0 qid:2 1:0.1 2:0.2\n"
+
+DATA_FILES = [  # (name, file text, what the refusal says; "ok" where the file is good)
+    ("empty file", "", "no data lines"),
+    ("only comments", "# nothing\n# here\n", "no data lines"),
+    ("UTF-8 byte-order mark", "\ufeff" + GOOD, "ok"),
+    ("CRLF line ends", GOOD.replace("\n", "\r\n"), "ok"),
+    ("CR line ends", GOOD.replace("\n", "\r"), "ok"),
+    ("tabs between tokens", GOOD.replace(" ", "\t"), "ok"),
+    ("trailing spaces and comments", GOOD.replace("\n", "  # note\n"), "ok"),
+    ("qid on some lines only", "1 qid:1 1:1\n0 1:2\n", "no qid: on this line"),
+    ("qid reappears", "1 qid:1 1:1\n0 qid:2 1:2\n1 qid:1 1:3\n", "qid 1 reappears"),
+    ("qids not sorted", "1 qid:5 1:1\n0 qid:5 1:2\n1 qid:2 1:3\n0 qid:2 1:1\n", "ok"),
+    ("negative label", "-1 qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("fractional label", "0.5 qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("huge label", "1000000000 qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("nan label", "nan qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("inf label", "inf qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("label that is a word", "high qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+    ("feature index 0", "1 qid:1 0:1\n0 qid:1 1:2\n", "feature index 0"),
+    ("negative feature index", "1 qid:1 -3:1\n0 qid:1 1:2\n", "line 1"),
+    ("feature index 10^9", "1 qid:1 1000000000:1\n0 qid:1 1:2\n", "columns wide"),
+    ("feature value nan", "1 qid:1 1:nan\n0 qid:1 1:2\n", "ok"),
+    ("feature value inf", "1 qid:1 1:inf\n0 qid:1 1:2\n", "infinite values are not accepted"),
+    ("feature value 1e39", "1 qid:1 1:1e39\n0 qid:1 1:2\n", "beyond float32's range"),
+    ("feature value a word", "1 qid:1 1:abc\n0 qid:1 1:2\n", "line 1"),
+    ("feature index twice", "1 qid:1 1:1 1:2\n0 qid:1 1:2\n", "line 1"),
+    ("feature indices decreasing", "1 qid:1 2:1 1:2\n0 qid:1 1:2\n", "line 1"),
+    ("qid a word", "1 qid:abc 1:1\n0 qid:abc 1:2\n", "line 1"),
+    ("qid negative", "1 qid:-1 1:1\n0 qid:-1 1:2\n", "ok"),
+    ("qid 2^63-1", "1 qid:9223372036854775807 1:1\n0 qid:9223372036854775807 1:2\n", "ok"),
+    ("qid beyond 64 bits", "1 qid:99999999999999999999 1:1\n0 qid:99999999999999999999 1:2\n", "line 1"),
+    ("qid 1e30", "1 qid:1e30 1:1\n0 qid:1e30 1:2\n", "line 1"),
+    ("queries of one document", "1 qid:1 1:1\n0 qid:2 1:2\n2 qid:3 1:3\n", "ok"),
+    ("every label equal", "1 qid:1 1:1\n1 qid:1 1:2\n1 qid:2 1:3\n1 qid:2 1:1\n", "ok"),
+    ("no features", "1 qid:1\n0 qid:1\n", "no features"),
+    ("NUL bytes", "1 qid:1 1:1\x00\n0 qid:1 1:2\n", "line 1"),
+    ("a line of 100,000 features", "1 qid:1 " + " ".join(f"{i}:1" for i in range(1, 100001)) + "\n0 qid:1 1:2\n",
+     "ok"),
+    ("no qid and no .query file", "1 1:1\n0 1:2\n", "no qid: column and no query file"),
+    ("a .query file that disagrees", None, "query sizes"),
+    ("colon without value", "1 qid:1 1:\n0 qid:1 1:2\n", "line 1"),
+    ("value without index", "1 qid:1 :5\n0 qid:1 1:2\n", "line 1"),
+    ("two labels", "1 2 qid:1 1:1\n0 qid:1 1:2\n", "line 1"),
+]
+
+
+def data_cases() -> list[Case]:
+    cases = []
+    for number, (name, text, expect) in enumerate(DATA_FILES):
+        file = f"data{number}.txt"
+        if text is None:  # a query file beside a file with qids that says otherwise
+            setup = _with_query_file(file)
+        else:
+            setup = writer(file, text)
+        cases.append(Case("data file", name, train_on(file), expect, setup))
+    gz = gzip.compress(GOOD.encode())
+    cases += [
+        Case("data file", "gzip cut in half", train_on("cut.txt.gz"), "cut.txt.gz",
+             writer("cut.txt.gz", gz[:len(gz) // 2], binary=True)),
+        Case("data file", "gzip with a damaged byte", train_on("bad.txt.gz"), "bad.txt.gz",
+             writer("bad.txt.gz", gz[:20] + bytes([gz[20] ^ 0xFF]) + gz[21:], binary=True)),
+        Case("data file", "random bytes", train_on("noise.txt"), "noise.txt",
+             writer("noise.txt", os.urandom(5000), binary=True)),
+        Case("data file", "a directory", train_on("adir"), "is a directory", lambda d: (d / "adir").mkdir()),
+        Case("data file", "a file that is not there", train_on("missing.txt"), "missing.txt"),
+        Case("data file", "a FIFO", train_on("fifo.txt"), "not a regular file", lambda d: os.mkfifo(d / "fifo.txt")),
+        Case("data file", "a symbolic link loop", train_on("loop.txt"), "loop.txt",
+             lambda d: (d / "loop.txt").symlink_to(d / "loop.txt")),
+        Case("data file", "a Unicode path", ["train", "--train", "{d}/données ñ 日本/train.txt", "--rounds", "3",
+                                            "--quiet"], "ok", writer("données ñ 日本/train.txt", GOOD)),
+        Case("data file", "a path with spaces and quotes", ["train", "--train", "{d}/a b'c/train.txt", "--rounds",
+                                                           "3", "--quiet"], "ok", writer("a b'c/train.txt", GOOD)),
+    ]
+    return cases
+
+
+def _with_query_file(file: str):
+    def setup(d: Path):
+        (d / file).write_text(GOOD)
+        (d / f"{file}.query").write_text("3\n1\n")
+    return setup
+
+
+PARAMETERS = [  # (argv after the training file, piece of the refusal or "ok")
+    (["--param", "top_k=0"], "top_k must be an integer >= 1"),
+    (["--param", "top_k=2.5"], "top_k must be an integer"),
+    (["--param", "top_k=none"], "ok"),
+    (["--param", "top_k=abc"], "top_k must be"),
+    (["--param", "n_permutations=-1"], "n_permutations must be"),
+    (["--param", "seed=-1"], "seed must be"),
+    (["--param", "seed=none"], "seed must be"),
+    (["--param", "stop_at_lowest_grade=maybe"], "expected true or false"),
+    (["--param", "stop_at_lowest_grade=yes"], "ok"),
+    (["--param", "hessian_floor=nan"], "hessian_floor must be"),
+    (["--param", "hessian_floor=-1"], "hessian_floor must be"),
+    (["--param", "topk=3"], "did you mean top_k"),
+    (["--param", "top_k"], "expected KEY=VALUE"),
+    (["--objective", "umart", "--param", "window=0"], "window must be"),
+    (["--objective", "umart", "--param", "label_gain=abc"], "label_gain must be"),
+    (["--objective", "umart", "--param", "preset=authors"], "preset must be one of"),
+    (["--objective", "umart", "--param", "sigmoid=-2"], "sigmoid must be"),
+    (["--objective", "pl_partition", "--param", "tolerance=1"], "tolerance must be"),
+    (["--objective", "pa_listmle", "--param", "position_weights=[1,2]"], "position_weights must hold top_k"),
+    (["--objective", "pl_rank3", "--param", "curvature=second"], "curvature must be one of"),
+    (["--objective", "listnet", "--param", "target=ndcg"], "target must be one of"),
+    (["--objective", "lambdarank", "--param", "top_k=5"], "is not a parameter of LightGBM's lambdarank"),
+    (["--objective", "PLRank"], "did you mean plrank"),
+    (["--objective", "lambdamart"], "did you mean lambdarank"),
+    (["--objective", "rank:ndcg"], "add --engine xgboost"),
+    (["--engine", "catboost"], "catboost"),
+    (["--rounds", "0"], "--rounds"),
+    (["--rounds", "abc"], "--rounds"),
+    (["--learning-rate", "-1"], "learning_rate must be"),
+    (["--learning-rate", "inf"], "learning_rate must be"),
+    (["--num-leaves", "0"], "--num-leaves"),
+    (["--early-stopping", "5"], "--early-stopping needs --valid"),
+    (["--eval-at", "0"], "cut-offs"),
+    (["--learning_rate", "0.1"], "did you mean --learning-rate"),
+    (["--num_iterations", "5"], "did you mean --rounds"),
+    (["--engine-param", "metric=map"], "would replace the validation NDCG"),
+    (["--engine-param", "num_iterations=5"], "sets the number of rounds"),
+    (["--engine-param", "objective=regression"], "would train another objective"),
+    (["--engine-param", "max_bin=-5"], "max_bin"),
+    (["--engine-param", "num_leaves=abc"], "num_leaves"),
+    (["--engine-param", "min_data_in_leaf=5"], "ok"),
+    (["--engine-param", "no_such_parameter=1"], "unknown LightGBM engine parameter"),
+    (["--engine-param", "boosting=rf"], "LightGBM refuses to train"),
+    (["--engine-param", "label_gain=0,0,0"], "ok"),
+    (["--engine", "xgboost", "--engine-param", "booster=gblinear"], "trains no trees"),
+    (["--engine", "xgboost", "--engine-param", "base_score=nan"], "finite numbers"),
+    (["--engine", "xgboost", "--engine-param", "ndcg_exp_gain=false"], "would change the gains"),
+    (["--engine", "xgboost", "--engine-param", "tree_method=bogus"], "XGBoost"),
+    (["--engine", "xgboost", "--engine-param", "eval_metric=map"], "would replace the validation NDCG"),
+    (["--leaf-values", "exact", "--engine", "xgboost"], "leaf_values='exact' is for LightGBM only"),
+    (["--leaf-values", "newton"], "--leaf-values"),
+    (["--memory-budget", "0"], "--memory-budget"),
+    (["--in-memory", "--memory-budget", "1M"], "memory budget"),
+    (["--dask-local", "1", "--engine", "xgboost"], "evaluated on --test or --valid"),
+    (["--dask-local", "2", "--dask-scheduler", "tcp://x:1", "--test", "{d}/base/test.txt"], "not both"),
+]
+
+
+def parameter_cases() -> list[Case]:
+    return [Case("parameter", " ".join(extra), ["train", "--train", "{d}/base/train.txt", "--rounds", "3", "--quiet",
+                                                *extra], expect) for extra, expect in PARAMETERS]
+
+
+def output_cases() -> list[Case]:
+    base = ["train", "--train", "{d}/base/train.txt", "--rounds", "3", "--quiet"]
+    return [
+        Case("output", "--out is the training file", [*base, "--out", "{d}/base/train.txt"], "the training file"),
+        Case("output", "--save-model is the training file", [*base, "--save-model", "{d}/base/train.txt"],
+             "the training file"),
+        Case("output", "--out is a directory", [*base, "--out", "{d}/base"], "is a directory"),
+        Case("output", "--out in a directory that is not there", [*base, "--out", "{d}/nowhere/x/results.json"],
+             "cannot be written (No such file or directory)"),
+        Case("output", "--out on a full disk (/dev/full)", [*base, "--out", "/dev/full"], "/dev/full"),
+        Case("output", "--save-model on a full disk (/dev/full)", [*base, "--save-model", "/dev/full"], "/dev/full"),
+        Case("output", "--out and --save-model the same file", [*base, "--out", "{d}/same", "--save-model",
+                                                                "{d}/same"], "give two files"),
+        Case("output", "--out replaces a comparison's results.json", [*base, "--out", "{d}/cmp/results.json"],
+             "would replace results.json of the comparison", lambda d: (d / "cmp" / "runs").mkdir(parents=True)),
+        Case("output", "demo --out over an earlier demo", ["demo", "--queries", "9", "--rounds", "2", "--out",
+                                                           "{d}/demo", "--quiet"], "which the demo would replace",
+             lambda d: (d / "demo" / "data").mkdir(parents=True) or (d / "demo" / "data" / "train.txt").write_text(
+                 "mine\n")),
+        Case("output", "compare --out is a file", ["compare", "{d}/base", "--run", "plrank", "--rounds", "2",
+                                                   "--out", "{d}/base/train.txt", "--quiet"], "is a file"),
+    ]
+
+
+def model_cases() -> list[Case]:
+    def evaluate(name):
+        return ["evaluate", "--model", "{d}/" + name, "--data", "{d}/base/test.txt", "--quiet"]
+
+    return [
+        Case("model", "empty model file", evaluate("empty.txt"), "is empty", writer("empty.txt", "")),
+        Case("model", "a data file as the model", ["evaluate", "--model", "{d}/base/train.txt", "--data",
+                                                   "{d}/base/test.txt", "--quiet"], "not a LightGBM model file"),
+        Case("model", "/dev/null", ["evaluate", "--model", "/dev/null", "--data", "{d}/base/test.txt"],
+             "not a regular file"),
+        Case("model", "a directory", evaluate("base"), "is a directory"),
+        Case("model", "a JSON results file", evaluate("r.json"), "not an XGBoost model",
+             writer("r.json", '{"results": []}')),
+        Case("model", "JSON cut short", evaluate("cut.json"), "truncated", writer("cut.json", '{"learner": {"a": [1,')),
+        Case("model", "a model file that is not there", evaluate("nothere.txt"), "does not exist"),
+        Case("model", "'tree' and nothing else", evaluate("tree.txt"), "truncated", writer("tree.txt", "tree\n")),
+        Case("model", "UBJSON noise", evaluate("noise.ubj"), "not a valid XGBoost UBJSON model",
+             writer("noise.ubj", b"{i\x05hello" + os.urandom(64), binary=True)),
+    ] + [Case("model", f"LightGBM model: {what}", evaluate(f"lgb{n}.txt"), expect, _damaged_model(f"lgb{n}.txt", edit))
+         for n, (what, edit, expect) in enumerate(MODEL_DAMAGE)]
+
+
+#: same-length edits of a trained LightGBM model's first tree: (what, (field, replacement of its first value), refusal)
+MODEL_DAMAGE = [
+    ("num_leaves of 9s", ("num_leaves", lambda v: "9" * len(v)), "Tree 0"),
+    ("threshold of x's", ("threshold", lambda v: "x" * len(v)), "Tree 0, threshold"),
+    ("split_feature beyond max_feature_idx", ("split_feature", lambda v: "9" * max(len(v), 2)), "split_feature"),
+    ("left_child outside the tree", ("left_child", lambda v: "9" * max(len(v), 3)), "is not a valid LightGBM model"),
+    ("leaf_value a word", ("leaf_value", lambda v: "w" * len(v)), "leaf_value"),
+    ("decision_type a word", ("decision_type", lambda v: "z" * len(v)), "decision_type"),
+]
+
+
+def _damaged_model(name: str, edit):
+    field_name, change = edit
+
+    def setup(d: Path):
+        model = d / "trained.txt"
+        if not model.exists():
+            subprocess.run([sys.executable, "-m", "plboost", "train", "--train", str(d / "base" / "train.txt"),
+                            "--rounds", "3", "--save-model", str(model), "--quiet"], check=True, capture_output=True)
+        text = model.read_text()
+        start = text.index(f"\n{field_name}=", text.index("Tree=0\n")) + len(field_name) + 2
+        end = min(text.index(" ", start) if " " in text[start:start + 200] else len(text), text.index("\n", start))
+        (d / name).write_text(text[:start] + change(text[start:end]) + text[end:])
+    return setup
+
+
+def compare_cases() -> list[Case]:
+    base = ["compare", "{d}/base", "--rounds", "2", "--quiet"]
+    return [
+        Case("compare", "no configuration", base, "nothing to compare"),
+        Case("compare", "an empty directory", ["compare", "{d}/emptydir", "--run", "plrank"], "no known dataset layout",
+             lambda d: (d / "emptydir").mkdir(), max_lines=8),
+        Case("compare", "a directory that is not there", ["compare", "{d}/nodir", "--run", "plrank"], "nodir"),
+        Case("compare", "an unknown objective", [*base, "--run", "plrnk"], "did you mean plrank"),
+        Case("compare", "one configuration twice", [*base, "--run", "plrank", "--run", "plrank,top_k=10"], "again"),
+        Case("compare", "--repeats 0", [*base, "--run", "plrank", "--repeats", "0"], "--repeats"),
+        Case("compare", "--tune 0", [*base, "--run", "plrank", "--tune", "0"], "--tune"),
+        Case("compare", "--baseline that names nothing", [*base, "--run", "plrank", "--baseline", "ndcg"],
+             "--baseline 'ndcg' names no configuration"),
+        Case("compare", "a bad TOML file", [*base, "--config", "{d}/bad.toml"], "bad.toml",
+             writer("bad.toml", "[[run\n")),
+        Case("compare", "a TOML file without [[run]]", [*base, "--config", "{d}/norun.toml"], "norun.toml",
+             writer("norun.toml", "[defaults]\nrounds = 3\n")),
+        Case("compare", "TOML rounds = 2.7", [*base, "--config", "{d}/float.toml"], "rounds must be an integer",
+             writer("float.toml", '[defaults]\nrounds = 2.7\n[[run]]\nobjective = "plrank"\n')),
+        Case("compare", "TOML learning_rate as text", [*base, "--config", "{d}/text.toml"], "learning_rate must be",
+             writer("text.toml", '[defaults]\nlearning_rate = "0.1"\n[[run]]\nobjective = "plrank"\n')),
+        Case("compare", "a plain run", [*base, "--run", "plrank", "--run", "lambdarank"], "ok"),
+        Case("compare", "concurrent writers to one --out", ["compare", "{d}/base", "--run", "plrank", "--rounds", "2",
+                                                            "--out", "{d}/shared-out", "--quiet"], "ok"),
+        Case("compare", "concurrent writers to one --out (second)", ["compare", "{d}/base", "--run", "plrank",
+                                                                     "--rounds", "2", "--out", "{d}/shared-out",
+                                                                     "--quiet"], "ok"),
+    ]
+
+
+def summarize_cases() -> list[Case]:
+    return [
+        Case("summarize", "a CSV with a short row", ["summarize", "{d}/short.csv"], "field(s), but the header has",
+             writer("short.csv", "method,dataset,NDCG@10\nA,d1,0.5\nB,d1\n")),
+        Case("summarize", "a Latin-1 CSV", ["summarize", "{d}/latin.csv"], "not UTF-8",
+             writer("latin.csv", b"method,dataset,NDCG@10\nA\xe9,d1,0.5\n", binary=True)),
+        Case("summarize", "results.json whose results is a number", ["summarize", "{d}/r5.json"], "not a list",
+             writer("r5.json", '{"dataset": "x", "results": 5}')),
+        Case("summarize", "--alpha 2", ["summarize", "{d}/ok.csv", "--alpha", "2"], "--alpha",
+             writer("ok.csv", "method,dataset,NDCG@10\nA,d1,0.5\nB,d1,0.4\n")),
+        Case("summarize", "an empty CSV", ["summarize", "{d}/void.csv"], "void.csv", writer("void.csv", "")),
+        Case("summarize", "a CSV without metrics", ["summarize", "{d}/nometric.csv"], "no metric columns",
+             writer("nometric.csv", "method,dataset,colour\nA,d1,red\n")),
+    ]
+
+
+def signal_cases() -> list[Case]:
+    return [
+        Case("signal", "Ctrl-C during training", ["train", "--train", "{d}/base/train.txt", "--rounds", "100000",
+                                                  "--quiet"], "interrupted", interrupt_after=8.0),
+        Case("signal", "Ctrl-C during a compare", ["compare", "{d}/base", "--run", "plrank", "--rounds", "100000",
+                                                   "--out", "{d}/ctrlc", "--quiet"], "interrupted",
+             interrupt_after=8.0),
+    ]
+
+
+def all_cases() -> list[Case]:
+    return [*data_cases(), *parameter_cases(), *output_cases(), *model_cases(), *compare_cases(), *summarize_cases(),
+            *signal_cases()]
+
+
+def run_case(case: Case, scratch: Path) -> Case:
+    directory = scratch / f"case{id(case)}"
+    shutil.copytree(scratch / "template", directory, symlinks=True)
+    if case.setup is not None:
+        case.setup(directory)
+    argv = [part.replace("{d}", str(directory)) for part in case.argv]
+    if "concurrent" in case.name:
+        argv = [part.replace(str(directory), str(scratch)) for part in argv]
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "plboost", *argv], cwd=directory, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, errors="replace")
+    try:
+        if case.interrupt_after is not None:
+            try:
+                process.wait(timeout=case.interrupt_after)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=TIMEOUT)
+        status = process.returncode
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        status = "timeout"
+    case.outcome = {"status": status, "stderr": err.strip(), "seconds": round(time.perf_counter() - start, 1),
+                    "verdict": verdict(case, status, err)}
+    return case
+
+
+def verdict(case: Case, status, err: str) -> str:
+    """"held" or what went wrong."""
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    if status == "timeout":
+        return "hung"
+    if isinstance(status, int) and status < 0:
+        return f"killed by signal {-status}"
+    if "Traceback" in err or "internal error" in err:
+        return "traceback"
+    if case.expect == "ok":
+        return "held" if status == 0 else f"refused good input: {lines[-1] if lines else status}"
+    if case.expect == "interrupted":
+        return "held" if status == 130 and len(lines) == 1 and "interrupted" in lines[0] else f"status {status}"
+    if status == 0:
+        return "accepted bad input"
+    if status != 2:
+        return f"status {status}"
+    errors = [line for line in lines if ": error: " in line]
+    if len(errors) != 1 or len(lines) > case.max_lines:
+        return f"{len(lines)} lines on standard error"
+    return "held" if case.expect in errors[0] else f"unclear message: {errors[0]}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("campaign.csv"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", default="", help="run the cases whose category or name holds this text")
+    parser.add_argument("--list", action="store_true", help="list the cases and stop")
+    args = parser.parse_args(argv)
+    cases = [case for case in all_cases() if args.only in f"{case.category} {case.name}"]
+    if args.list:
+        for case in cases:
+            print(f"{case.category}: {case.name}")
+        print(f"{len(cases)} cases")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="plboost-campaign-") as scratch:
+        scratch = Path(scratch)
+        write_base(scratch / "template" / "base")
+        write_base(scratch / "base")
+        with ThreadPoolExecutor(args.jobs) as pool:
+            done = list(pool.map(lambda case: run_case(case, scratch), cases))
+    with open(args.out, "w", newline="") as handle:
+        table = csv.writer(handle)
+        table.writerow(["category", "case", "expect", "status", "verdict", "seconds", "stderr"])
+        for case in done:
+            table.writerow([case.category, case.name, case.expect, case.outcome["status"], case.outcome["verdict"],
+                            case.outcome["seconds"], case.outcome["stderr"][-500:]])
+    failed = [case for case in done if case.outcome["verdict"] != "held"]
+    for case in failed:
+        print(f"FAILED {case.category}: {case.name}: {case.outcome['verdict']}")
+    categories = dict.fromkeys(case.category for case in done)
+    for category in categories:
+        mine = [case for case in done if case.category == category]
+        print(f"{category}: {sum(c.outcome['verdict'] == 'held' for c in mine)} of {len(mine)} held")
+    print(f"{len(done) - len(failed)} of {len(done)} cases held; {len(failed)} failed (details in {args.out})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
