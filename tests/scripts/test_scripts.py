@@ -156,3 +156,11 @@ def test_quality_diagnosis_splits_plranks_loss_and_adds_it_up(shared_data, tmp_p
     gap = float(out.split("kernel's loss within ")[1].split(".\n")[0])
     assert gap < 1e-9  # the loss split into relevant and irrelevant positions adds up to the kernel's loss
     assert "| 6+ | 137 | 0 |" in out  # training queries with six relevant documents or more, none at K = 10
+
+
+def test_the_campaign_lists_its_cases_and_runs_a_few(shared_data, tmp_path):
+    """scripts/campaign.py (issue 38): at least 150 cases; two of them run here, to keep the script working."""
+    listing = run_script("campaign.py", "--list")
+    assert int(listing.strip().splitlines()[-1].split()[0]) >= 150
+    out = run_script("campaign.py", "--only", "qid reappears", "--out", str(tmp_path / "campaign.csv"))
+    assert "1 of 1 cases held" in out and (tmp_path / "campaign.csv").is_file()
