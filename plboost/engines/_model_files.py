@@ -345,6 +345,62 @@ class _UBJSONWalk:
         return pos
 
 
+#: the NumPy types of UBJSON's numbers (big-endian), by type marker
+_UBJ_NUMBERS = {ord("i"): ">i1", ord("U"): ">u1", ord("I"): ">i2", ord("l"): ">i4", ord("L"): ">i8", ord("d"): ">f4",
+                ord("D"): ">f8"}
+
+
+class _UBJSONDecoder(_UBJSONWalk):
+    """The values of UBJSON ``data`` that :func:`check_ubjson` has walked whole: objects as dicts, typed arrays of
+    numbers as NumPy arrays (read in place, not copied element by element), strings as str."""
+
+    def decoded(self, pos: int, marker: int):
+        """The value of type ``marker`` that starts at ``pos`` (after the marker), and the position after it."""
+        data = self.data
+        if marker in _UBJ_NUMBERS:
+            return np.frombuffer(data, _UBJ_NUMBERS[marker], 1, pos)[0].item(), pos + _UBJ_SIZES[marker]
+        if marker in (ord("T"), ord("F"), ord("Z")):
+            return {ord("T"): True, ord("F"): False, ord("Z"): None}[marker], pos
+        if marker == ord("C"):
+            return chr(data[pos]), pos + 1
+        if marker in (_STRING, _HIGH_PRECISION):
+            size, pos = self.length(pos)
+            return bytes(data[pos:pos + size]).decode(errors="replace"), pos + size
+        if marker in (_ARRAY, _OBJECT):
+            return self.decoded_container(pos, marker == _OBJECT)
+        raise _Malformed(f"byte {pos - 1}: unknown type marker {chr(marker)!r}")
+
+    def decoded_container(self, pos: int, is_object: bool):
+        kind, count, pos = self.header(pos)
+        if count >= 0 and not is_object and kind in _UBJ_NUMBERS:
+            return np.frombuffer(self.data, _UBJ_NUMBERS[kind], count, pos), pos + count * _UBJ_SIZES[kind]
+        close = _END_OBJECT if is_object else _END_ARRAY
+        items: dict | list = {} if is_object else []
+        while count != 0:
+            if count < 0 and self.data[pos] == close:
+                return items, pos + 1
+            key = None
+            if is_object:
+                size, pos = self.length(pos)
+                key, pos = bytes(self.data[pos:pos + size]).decode(errors="replace"), pos + size
+            if kind is None:
+                marker, pos = self.data[pos], pos + 1
+            else:
+                marker = kind
+            value, pos = self.decoded(pos, marker)
+            if is_object:
+                items[key] = value
+            else:
+                items.append(value)
+            count -= count > 0
+        return items, pos
+
+
+def decode_ubjson(data: bytes):
+    """The object UBJSON ``data`` hold (walk it with :func:`check_ubjson` first: this assumes it is whole)."""
+    return _UBJSONDecoder(data).decoded_container(1, True)[0]
+
+
 def check_ubjson(path: Path, data: bytes) -> list[str]:
     """Walk ``data`` as one UBJSON object, skipping numbers and typed arrays whole; return its top-level keys.
 

@@ -126,11 +126,15 @@ train = train_xgboost
 def load_booster(path, kind: str, data: bytearray):
     """An XGBoost booster from a model file :func:`plboost.engines._model_files.read_model_file` read (JSON or
     UBJSON, told by the content whatever the file's name)."""
-    from ._model_files import check_ubjson, check_xgboost_trees, diagnose_xgboost_json
+    from ._model_files import check_ubjson, check_xgboost_trees, decode_ubjson, diagnose_xgboost_json
 
     if kind == "ubj":
         if "learner" not in check_ubjson(path, data):
             raise ValueError(f"{path} is not an XGBoost model: no 'learner' key")
+        model = decode_ubjson(data)
+        if not isinstance(model.get("learner"), dict) or "gradient_booster" not in model["learner"]:
+            raise ValueError(f"{path} is not a complete XGBoost model: its 'learner' has no 'gradient_booster'")
+        check_xgboost_trees(path, model)
         problem = None
     else:
         if data[:1].isspace():

@@ -151,7 +151,7 @@ def test_a_results_file_is_not_a_model(data, tmp_path, capsys):
     (b"[1, 2]", r"is not an XGBoost model: its JSON is a list, not an object"),
     (b'{"learner": {"objective": {}}}', r"is not a complete XGBoost model: its 'learner' has no 'gradient_booster'"),
     (b'{"learner": 1, "x": [1, 2', r"is a truncated XGBoost JSON model: it ends inside a value at byte 25"),
-    (b"{i\x07learnerZ}", r"is not an XGBoost model: no 'learner' key|XGBoost cannot load it"),
+    (b"{i\x07learnerZ}", r"is not a complete XGBoost model: its 'learner' has no 'gradient_booster'"),
     (b"{i\x05hello[$d#i\x09\x00\x00}", r"is a truncated XGBoost UBJSON model"),
     (b"{i\x05helloQ}", r"is not a valid XGBoost UBJSON model: byte 8: unknown type marker 'Q'"),
     (b"tree\nversion=v4\nnum_class=1\n", r"is a truncated LightGBM model: it ends in the header"),
@@ -241,3 +241,28 @@ def test_an_xgboost_model_whose_trees_are_damaged_is_refused_naming_the_tree_and
     run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().startswith(f"{path} is not a valid XGBoost model: ") and expected in run.stdout
+
+
+@pytest.mark.engine
+def test_an_xgboost_ubjson_model_whose_split_indices_are_damaged_is_refused(models, tmp_path):
+    """The UBJSON model's first split_indices entry set to 999999 in place (XGBoost crashed on such a JSON model)."""
+    import struct
+
+    from plboost.engines._model_files import _UBJ_SIZES
+
+    directory, _ = models
+    data = bytearray((directory / "model.ubj").read_bytes())
+    at = data.index(b"split_indices") + len(b"split_indices")
+    assert data[at:at + 2] == b"[$" and data[at + 3:at + 4] == b"#"
+    kind, length_marker = data[at + 2], data[at + 4]
+    start = at + 5 + _UBJ_SIZES[length_marker]
+    assert kind == ord("l")  # 32-bit integers, big-endian
+    data[start:start + 4] = struct.pack(">i", 999999)
+    path = tmp_path / "damaged.ubj"
+    path.write_bytes(bytes(data))
+    code = ("import sys\nfrom plboost.engines import load_model\ntry:\n    load_model(sys.argv[1])\n"
+            "except ValueError as error:\n    print(error)\n")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == (f"{path} is not a valid XGBoost model: tree 0, split_indices holds 999999, beyond "
+                                  "the model's 5 features")
