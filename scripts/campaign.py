@@ -153,10 +153,10 @@ def data_cases() -> list[Case]:
         Case("data file", "a FIFO", train_on("fifo.txt"), "not a regular file", lambda d: os.mkfifo(d / "fifo.txt")),
         Case("data file", "a symbolic link loop", train_on("loop.txt"), "loop.txt",
              lambda d: (d / "loop.txt").symlink_to(d / "loop.txt")),
-        Case("data file", "a Unicode path", ["train", "--train", "{d}/données ñ 日本/train.txt", "--rounds", "3",
-                                            "--quiet"], "ok", writer("données ñ 日本/train.txt", GOOD)),
-        Case("data file", "a path with spaces and quotes", ["train", "--train", "{d}/a b'c/train.txt", "--rounds",
-                                                           "3", "--quiet"], "ok", writer("a b'c/train.txt", GOOD)),
+        Case("data file", "a Unicode path", train_on("données ñ 日本/train.txt"), "ok",
+             writer("données ñ 日本/train.txt", GOOD)),
+        Case("data file", "a path with spaces and quotes", train_on("a b'c/train.txt"), "ok",
+             writer("a b'c/train.txt", GOOD)),
     ]
     return cases
 
