@@ -116,10 +116,17 @@ class Options:
         object.__setattr__(self, "values", values)
 
     def accepts(self, value) -> bool:
-        return any(type(value) is type(option) and value == option for option in self.values)
+        return any(self._same(value, option) for option in self.values)
 
     def convert(self, value):
-        return value
+        return next(option for option in self.values if self._same(value, option))  # np.str_ to str
+
+    @staticmethod
+    def _same(value, option) -> bool:
+        """Equal and of the option's type (a subclass, such as NumPy's str, counts; a bool is not a number)."""
+        is_bool = isinstance(value, (bool, np.bool_))
+        return (isinstance(value, type(option)) or (is_bool and isinstance(option, bool))) \
+            and is_bool == isinstance(option, bool) and value == option
 
     def describe(self) -> str:
         return repr(self.values[0]) if len(self.values) == 1 else "one of " + ", ".join(map(repr, self.values))

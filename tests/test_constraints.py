@@ -32,6 +32,7 @@ def test_values_are_converted_to_plain_python():
     assert type(check(5.0, Integer(), "n")) is int
     assert type(check(1, Real(), "x")) is float
     assert check(np.bool_(False), Boolean(), "b") is False
+    assert type(check(np.str_("exp"), Options("exp", "linear"), "gain")) is str  # from a NumPy array of names
     assert check(np.array([1, 2]), Reals(), "gains") == (1.0, 2.0)
     assert check(None, (Integer(low=1), None), "top_k") is None
     assert check_params({"a": Integer(), "b": Boolean()}, {"a": 2.0, "b": True}) == {"a": 2, "b": True}
