@@ -159,15 +159,18 @@ def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate
     (:func:`plboost.engines.dask.train_dask`): ``(booster, parameters, validation history, best iteration)``."""
     import xgboost.dask  # noqa: F401 - registers xgb.dask
 
+    from ._dask_xgboost import rank_lines_hidden
+
     params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
                             eval_at=eval_at, engine_params=engine_params)
     _check_on_two_rows(params, engine_params)
     matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
     evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []
     try:
-        output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
-                                obj=None if isinstance(objective, str) else objective,
-                                early_stopping_rounds=early_stopping or None, verbose_eval=False)
+        with rank_lines_hidden(client):
+            output = xgb.dask.train(client, params, matrix, num_boost_round=rounds, evals=evals,
+                                    obj=None if isinstance(objective, str) else objective,
+                                    early_stopping_rounds=early_stopping or None, verbose_eval=False)
     except xgb.core.XGBoostError as error:
         raise engine_refusal(ENGINE.label, error, params, engine_params) from error
     booster = output["booster"]

@@ -1,8 +1,11 @@
 """Training on a Dask cluster (a LocalCluster of 2 worker processes) with plboost's objectives."""
 
+import os
+
 import dask
 import dask.array as da
 import numpy as np
+
 import pytest
 from distributed import Client, LocalCluster
 
@@ -121,17 +124,32 @@ def test_cli_trains_on_a_running_scheduler_from_several_files(client, tmp_path, 
     assert "several --train files need Dask" in capsys.readouterr().err
 
 
-def test_lightgbm_on_a_local_cluster_prints_no_network_log(tmp_path, capfd):
-    """LightGBM sets up its network on the workers before ``verbosity`` reaches it (issue 16): nothing shows."""
+@pytest.mark.parametrize("engine, params", [("lightgbm", ["--engine-param", "min_data_in_leaf=5"]), ("xgboost", [])])
+def test_a_local_cluster_prints_no_network_log(tmp_path, capfd, engine, params):
+    """LightGBM sets up its network on the workers before ``verbosity`` reaches it (issue 16), and XGBoost's
+    workers print "Task ... got rank 0" whatever ``verbosity`` says (issue 38 item 17): nothing shows."""
     paths = [make_synthetic(n_queries=20, n_features=4, seed=seed).save_svmlight(tmp_path / f"part{seed}.txt")
              for seed in range(2)]
-    argv = ["train", "--train", *map(str, paths), "--test", str(paths[0]), "--engine", "lightgbm", "--rounds", "3",
-            "--engine-param", "min_data_in_leaf=5", "--dask-local", "2", "--quiet"]
+    argv = ["train", "--train", *map(str, paths), "--test", str(paths[0]), "--engine", engine, "--rounds", "3",
+            *params, "--dask-local", "2", "--quiet"]
     assert cli(argv) == 0
     out, err = capfd.readouterr()
-    assert "plrank [lightgbm]" in out
-    for noise in ("[LightGBM]", "Finding random open ports", "n_jobs"):
+    assert f"plrank [{engine}]" in out
+    for noise in ("[LightGBM]", "Finding random open ports", "n_jobs", "got rank"):
         assert noise not in out + err, (noise, out, err)
+
+
+def test_the_worker_filter_drops_only_the_rank_lines(capfd):
+    """What the filter of XGBoost's rank lines lets through: every other line, and a last line without a newline."""
+    from plboost.engines import _dask_xgboost
+
+    _dask_xgboost.install()
+    try:
+        os.write(2, b"[09:22:09] Task [xgboost.dask-0]:tcp://127.0.0.1:40093 got rank 0\nWARNING: kept\n")
+        os.write(2, b"[09:22:10] Task [xgboost.dask-1]:tcp://127.0.0.1:1 got rank 12\npartial")
+    finally:
+        _dask_xgboost.remove()
+    assert capfd.readouterr().err == "WARNING: kept\npartial"
 
 
 @pytest.mark.parametrize("engine, params, message", [
