@@ -8,9 +8,13 @@ import sys
 
 
 def run(argv=None) -> int:
-    from .cli import main
+    try:
+        from .cli import main
 
-    return main(argv)
+        return main(argv)
+    except KeyboardInterrupt:  # before the command started (while its modules load); main answers those after
+        print("plboost: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -212,6 +212,19 @@ def test_failures_are_one_line(synthetic_folds, monkeypatch, capsys, error, stat
         main(["compare", str(synthetic_folds), "--run", "plrank", "--quiet", "--debug"])
 
 
+def test_ctrl_c_before_the_command_starts_is_one_line(monkeypatch, capsys):
+    """A Ctrl-C while the command's modules load (the first second) reached Python's traceback (issue 38)."""
+    import plboost.__main__
+    import plboost.cli
+
+    def interrupted_while_loading(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plboost.cli, "main", interrupted_while_loading)
+    assert plboost.__main__.run(["train", "--train", "x.txt"]) == 130
+    assert capsys.readouterr().err == "plboost: interrupted\n"
+
+
 @pytest.mark.parametrize("bug", [ZeroDivisionError("a bug"), TypeError("unsupported operand type(s) for +")])
 def test_a_bug_shows_its_traceback_and_asks_for_a_report(synthetic_folds, monkeypatch, capsys, bug):
     """A TypeError that Python raises inside plboost is a bug, not bad input (InputTypeError is the user's)."""
