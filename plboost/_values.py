@@ -49,6 +49,19 @@ def parse_value(text: str):
     return text
 
 
+BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def boolean_word(value) -> bool | None:
+    """``value`` read as a boolean the way the command line writes one (true/false/yes/no/1/0, any case, or the
+    numbers 0 and 1); None where it is no such word.
+
+    >>> [boolean_word(v) for v in ("No", 1, "TRUE", "maybe", 2)]
+    [False, True, True, None, None]
+    """
+    return BOOLEAN_WORDS.get(str(value).strip().lower()) if isinstance(value, (str, int)) else None
+
+
 def parse_assignment(text: str) -> tuple[str, object]:
     """``"top_k=10"`` -> ``("top_k", 10)``, the value read by :func:`parse_value`; ValueError without a key."""
     key, sep, value = text.partition("=")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import engines, metrics
 from .._constraints import Integer, check
-from .._values import parse_assignment, plain_value, read_toml, split_list
+from .._values import boolean_word, parse_assignment, plain_value, read_toml, split_list
 from ..engines.parameters import canonical_engine_params, check_engine_params, check_leaf_values
 from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
 from ..objectives import OBJECTIVES
@@ -130,9 +130,6 @@ def shown_value(value) -> str:
     return json.dumps(plain) if isinstance(plain, list) else str(value)
 
 
-_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-
-
 def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
     """The parameters of ``objective``, checked before anything trains.
 
@@ -169,17 +166,17 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
 
 
 def _boolean_word(objective: str, name: str, value, constraint):
-    """``value`` as a bool where ``constraint`` takes booleans and no numbers, and ``value`` is a word of
-    ``_BOOLEAN_WORDS`` (or 0/1, which the command line reads as numbers); other text for such a parameter is
-    refused with the words it takes; anything else is returned as it is."""
+    """``value`` as a bool where ``constraint`` takes booleans and no numbers, and ``value`` is a word
+    :func:`plboost._values.boolean_word` reads (or 0/1, which the command line reads as numbers); other text for
+    such a parameter is refused with the words it takes; anything else is returned as it is."""
     parts = constraint if isinstance(constraint, tuple) else (constraint,)
     kinds = {type(part).__name__ for part in parts if part is not None}
     if "Boolean" in kinds and not {"Integer", "Real", "Options", "Text"} & kinds and isinstance(value, (str, int)) \
             and not isinstance(value, bool):
-        word = str(value).strip().lower()
-        if word not in _BOOLEAN_WORDS:
+        word = boolean_word(value)
+        if word is None:
             raise ValueError(f"{objective} parameter {name}={value!r}: expected true or false (also yes/no, 1/0)")
-        return _BOOLEAN_WORDS[word]
+        return word
     return value
 
 
