@@ -182,28 +182,28 @@ def _check_lightgbm_tree(path: Path, block: bytes, n_features: int) -> None:
         raise problem("left_child= and right_child= do not make a tree (a node with two parents, or none)")
 
 
-def diagnose_xgboost_json(path: Path, data: bytes) -> str | None:
-    """Why ``data`` is not an XGBoost JSON model, or None when it looks like one."""
+def parse_xgboost_json(path: Path, data: bytes) -> dict:
+    """The XGBoost JSON model in ``data``, parsed once; ValueError saying why where it is not one."""
     try:
         model = json.loads(data)
     except UnicodeDecodeError as error:
-        return f"{path} is not an XGBoost JSON model: byte {error.start} is not UTF-8 text"
+        raise ValueError(f"{path} is not an XGBoost JSON model: byte {error.start} is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         if error.pos >= len(data.rstrip()):
-            return (f"{path} is a truncated XGBoost JSON model: it ends inside a value at byte {error.pos} "
-                    f"({error.msg})")
-        return (f"{path} is not an XGBoost JSON model: invalid JSON at line {error.lineno} column {error.colno} "
-                f"({error.msg})")
+            raise ValueError(f"{path} is a truncated XGBoost JSON model: it ends inside a value at byte {error.pos} "
+                             f"({error.msg})") from None
+        raise ValueError(f"{path} is not an XGBoost JSON model: invalid JSON at line {error.lineno} column "
+                         f"{error.colno} ({error.msg})") from None
     if not isinstance(model, dict):
-        return f"{path} is not an XGBoost model: its JSON is a {type(model).__name__}, not an object"
+        raise ValueError(f"{path} is not an XGBoost model: its JSON is a {type(model).__name__}, not an object")
     if "learner" not in model:
         keys = ", ".join(sorted(model)[:6]) or "none"
-        return f"{path} is not an XGBoost model: no 'learner' key; is it a results file? (its keys: {keys})"
+        raise ValueError(f"{path} is not an XGBoost model: no 'learner' key; is it a results file? (its keys: {keys})")
     learner = model["learner"]
     for key in ("gradient_booster", "learner_model_param", "objective"):
         if not isinstance(learner, dict) or key not in learner:
-            return f"{path} is not a complete XGBoost model: its 'learner' has no {key!r}"
-    return None
+            raise ValueError(f"{path} is not a complete XGBoost model: its 'learner' has no {key!r}")
+    return model
 
 
 def check_xgboost_trees(path: Path, model: dict) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import time
 
@@ -126,7 +125,7 @@ train = train_xgboost
 def load_booster(path, kind: str, data: bytearray):
     """An XGBoost booster from a model file :func:`plboost.engines._model_files.read_model_file` read (JSON or
     UBJSON, told by the content whatever the file's name)."""
-    from ._model_files import check_ubjson, check_xgboost_trees, decode_ubjson, diagnose_xgboost_json
+    from ._model_files import check_ubjson, check_xgboost_trees, decode_ubjson, parse_xgboost_json
 
     if kind == "ubj":
         if "learner" not in check_ubjson(path, data):
@@ -134,22 +133,16 @@ def load_booster(path, kind: str, data: bytearray):
         model = decode_ubjson(data)
         if not isinstance(model.get("learner"), dict) or "gradient_booster" not in model["learner"]:
             raise ValueError(f"{path} is not a complete XGBoost model: its 'learner' has no 'gradient_booster'")
-        check_xgboost_trees(path, model)
-        problem = None
     else:
         if data[:1].isspace():
             data = data.lstrip()  # XGBoost tells JSON from UBJSON by the first two bytes
-        problem = diagnose_xgboost_json(path, data)
-        if problem is None:  # its trees are checked before XGBoost reads them (it does not: it crashed on some)
-            check_xgboost_trees(path, json.loads(data))
-    if problem:
-        raise ValueError(problem)
+        model = parse_xgboost_json(path, data)
+    check_xgboost_trees(path, model)  # before XGBoost reads them: it does not check them, and crashed on some
     booster = xgb.Booster()
     try:
         booster.load_model(data)  # from the bytes: the file name's extension does not matter
     except (xgb.core.XGBoostError, UnicodeDecodeError) as error:  # the latter: XGBoost's message is not UTF-8
-        problem = diagnose_xgboost_json(path, data) if kind == "json" else None
-        raise ValueError(problem or f"{path}: XGBoost cannot load it: {engine_message(error)}") from None
+        raise ValueError(f"{path}: XGBoost cannot load it: {engine_message(error)}") from None
     return booster
 
 
