@@ -16,7 +16,7 @@ from ..errors import InputTypeError
 from . import svmlight, svmlight_parser
 from .out_of_core import OutOfCoreData, checked_memory_budget, choose_out_of_core, load_out_of_core
 from .ranking_data import RankingData
-from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, load_table
+from .tabular import TABLE_OPTIONS, TABLE_SUFFIXES, is_table, label_column, load_table
 
 #: the options of :func:`plboost.data.load_svmlight` that tables do not have, with the value that leaves them unused
 #: (``cache`` and ``progress`` concern only how a file is read, and are ignored for tables)
@@ -233,13 +233,16 @@ _LABEL_TOKEN = re.compile(rb"^[ \t]*([^\s#]+)", re.MULTILINE)
 def largest_label(paths, **options) -> int:
     """The largest relevance label of the files ``paths`` (None skipped; at least 1), read without their features:
     an SVMlight file's first token of every line (a scan at disk speed, no parse of the features), a table's label
-    column. A label that does not read as a number is left to the loader to report, with its line: the file is
-    then loaded as :func:`load_splits` with ``options`` would load it."""
+    column alone. A label that does not read as a number is left to the loader to report, with its line: the file
+    is then loaded as :func:`load_splits` with ``options`` would load it."""
     largest = 1.0
     for path in (Path(p) for p in paths if p is not None):
         if is_table(path):
-            (data,) = load_splits(path, **options)
-            largest = max(largest, float(np.max(data.labels, initial=0.0)))
+            labels = label_column(path, options.get("label") or TABLE_OPTIONS["label"])
+            if labels is None or not np.all(np.isfinite(labels)):
+                (data,) = load_splits(path, **options)
+                labels = data.labels
+            largest = max(largest, float(np.max(labels, initial=0.0)))
             continue
         try:
             for chunk, _ in svmlight_parser.read_chunks(path):

@@ -83,6 +83,27 @@ def load_table(path, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=None, so
     return RankingData(arrays.X, arrays.labels, arrays.qids, arrays.offsets, path, arrays.feature_names)
 
 
+def label_column(path, label=DEFAULT_LABEL) -> np.ndarray | None:
+    """The column ``label`` of the table at ``path``, read alone (no features), as float64; None where it cannot
+    be read so (no such column, labels that are not numbers, no pyarrow, not a regular file), which
+    :func:`load_table` then reports with its message."""
+    import pandas as pd
+
+    path = Path(path)
+    parquet = table_format(path) == "parquet"
+    if not (path.is_file() or (parquet and path.is_dir())):
+        return None
+    try:
+        if parquet:
+            import_pyarrow(path)
+            frame = pd.read_parquet(path, engine="pyarrow", columns=[label])
+        else:
+            frame = pd.read_csv(path, usecols=[label])
+        return frame[label].to_numpy(dtype=np.float64)
+    except (ImportError, OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+
+
 def import_pyarrow(path=None):
     """pyarrow's Parquet module, or :class:`plboost._extras.MissingExtra` saying how to install it."""
     try:

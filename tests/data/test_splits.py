@@ -147,3 +147,19 @@ def test_largest_label_scans_labels_without_parsing_features(tmp_path):
     bad.write_text("1 qid:1 1:1\nhigh qid:1 1:2\n")
     with pytest.raises(DataFormatError, match="bad.txt, line 2"):  # the loader's message, with its line
         largest_label([bad], cache=False)
+
+
+def test_largest_label_of_a_table_reads_its_label_column_alone(tmp_path):
+    """A table's features are not read for g_max (review finding: it loaded the whole table); a label column that
+    is not numbers is reported by the loader, naming the file."""
+    pd = pytest.importorskip("pandas")
+    from plboost.data.splits import largest_label
+
+    table = tmp_path / "t.csv"
+    # a feature the loader would refuse (text): only the label column is read
+    pd.DataFrame({"qid": [1, 1, 2], "grade": [0, 3, 1], "f": ["x", "y", "z"]}).to_csv(table, index=False)
+    assert largest_label([table], label="grade") == 3
+    words = tmp_path / "words.csv"
+    pd.DataFrame({"qid": [1, 1], "label": ["high", "low"], "f": [1.0, 2.0]}).to_csv(words, index=False)
+    with pytest.raises(ValueError, match="words.csv"):
+        largest_label([words])
