@@ -26,7 +26,6 @@ import functools
 import importlib
 import json
 import sys
-from pathlib import Path
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -35,6 +34,7 @@ import numpy as np
 
 from .errors import InputTypeError
 from ._queries import offsets_from_boundaries, offsets_from_sizes
+from ._writing import write_atomic, write_text
 
 
 class Engine:
@@ -251,11 +251,7 @@ class LightGBM(Engine):
     def save(self, booster, path, trees):
         # the text written from Python: an error (a full disk) is an OSError naming the file, where LightGBM's own
         # writer echoes "[LightGBM] [Fatal]" and raises its own error
-        text = booster.model_to_string(num_iteration=trees)
-        try:
-            Path(path).write_text(text)
-        except OSError as error:
-            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        write_text(path, booster.model_to_string(num_iteration=trees))
 
     def n_features(self, booster):
         return booster.num_feature()
@@ -369,7 +365,9 @@ class XGBoost(Engine):
         return booster.predict(matrix, output_margin=True, iteration_range=(0, trees or 0))
 
     def save(self, booster, path, trees):
-        booster[:trees].save_model(str(path))
+        # the bytes XGBoost's save_model writes (JSON for a .json name, any case; UBJSON otherwise), written whole
+        raw_format = "json" if str(path).lower().endswith(".json") else "ubj"
+        write_atomic(path, lambda handle: handle.write(booster[:trees].save_raw(raw_format)))
 
     def n_features(self, booster):
         return booster.num_features()

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import _values, metrics
 from ._version import __version__
+from ._writing import write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
 from .metrics import PAPER_METRICS
@@ -446,12 +447,6 @@ def main(argv=None) -> int:
         return 2
 
 
-def _write_output(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``; an error (a full disk: /dev/full) names the path."""
-    try:
-        path.write_text(text)
-    except OSError as error:
-        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
 
 
 def failure_message(error: BaseException) -> str | None:
@@ -508,7 +503,7 @@ def _train(args) -> int:
         payload = result.to_dict()
         payload["data"] = {"train": [str(path) for path in args.train],
                            **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test)) if path}}
-        _write_output(args.out, json.dumps(payload, indent=2) + "\n")
+        write_text(args.out, json.dumps(payload, indent=2) + "\n")
     return 0
 
 
@@ -575,7 +570,7 @@ def _evaluate(args) -> int:
     print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
     print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
-        _write_output(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
+        write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
                                         "conventions": conventions}, indent=2) + "\n")
     return 0
 

@@ -25,11 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 from ._engine_registry import ENGINES
+from ._writing import write_atomic
 from .data.tabular import TABLE_OPTIONS, is_table
 
 #: the version of the record format; records of another format are recomputed
@@ -239,27 +238,11 @@ def write_json_atomic(path, payload) -> Path:
     disk and renamed over ``path``: readers see the old file or the whole new one."""
     def write(handle):
         handle.write((json.dumps(payload, indent=1) + "\n").encode())
-    return _write_atomic(path, write)
+    return write_atomic(path, write, make_parents=True)
 
 
 def save_array_atomic(path, array) -> Path:
     """``numpy.save`` through a temporary file and a rename, as :func:`write_json_atomic`."""
     import numpy as np
 
-    return _write_atomic(path, lambda handle: np.save(handle, array))
-
-
-def _write_atomic(path, write) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, lambda handle: np.save(handle, array), make_parents=True)

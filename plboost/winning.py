@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._writing import write_text
 from .metrics import PAPER_METRICS
 from .significance import load_per_query  # noqa: F401  (re-exported: the input of significant winning numbers)
 from .significance import pairwise_significance
@@ -249,8 +250,8 @@ def save_summary(directory, table: pd.DataFrame, text: str) -> list[Path]:
     """Write the Markdown of :func:`summarize` to ``winning.md`` and its table to ``winning.csv`` in
     ``directory``; returns both paths."""
     markdown, table_csv = Path(directory) / "winning.md", Path(directory) / "winning.csv"
-    markdown.write_text(text + "\n")
-    table.to_csv(table_csv, index=False)
+    write_text(markdown, text + "\n")
+    write_text(table_csv, table.to_csv(index=False))
     return [markdown, table_csv]
 
 

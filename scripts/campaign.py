@@ -17,6 +17,7 @@ import argparse
 import csv
 import gzip
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,10 @@ class Case:
     interrupt_after: float | None = None
     #: lines the refusal may take (the message of a directory of no known layout lists the layouts it knows)
     max_lines: int = 1
+    #: the largest file the command may write (RLIMIT_FSIZE), in bytes: a disk that fills up
+    file_size_limit: int | None = None
+    #: files of the scratch directory that must not exist afterwards (a truncated output left behind)
+    absent: tuple = ()
     outcome: dict = field(default_factory=dict)
 
 
@@ -242,6 +247,13 @@ def output_cases() -> list[Case]:
         Case("output", "--out in a directory that is not there", [*base, "--out", "{d}/nowhere/x/results.json"],
              "cannot be written (No such file or directory)"),
         Case("output", "--out on a full disk (/dev/full)", [*base, "--out", "/dev/full"], "/dev/full"),
+        Case("output", "--out past a file size limit", [*base, "--no-cache", "--out", "{d}/o.json"],
+             "o.json: File too large", file_size_limit=300, absent=("o.json",)),
+        Case("output", "--save-model past a file size limit", [*base, "--no-cache", "--save-model", "{d}/m.txt"],
+             "m.txt: File too large", file_size_limit=2000, absent=("m.txt",)),
+        Case("output", "compare --out past a file size limit",
+             ["compare", "{d}/base", "--run", "plrank", "--rounds", "3", "--no-cache", "--out", "{d}/cmp2", "--quiet"],
+             "cmp2/runs/", file_size_limit=3000, absent=("cmp2/results.json", "cmp2/results.csv")),
         Case("output", "--save-model on a full disk (/dev/full)", [*base, "--save-model", "/dev/full"], "/dev/full"),
         Case("output", "--out and --save-model the same file", [*base, "--out", "{d}/same", "--save-model",
                                                                 "{d}/same"], "give two files"),
@@ -377,8 +389,12 @@ def run_case(case: Case, scratch: Path) -> Case:
         argv = [part.replace(str(directory), str(scratch)) for part in argv]
     start = time.perf_counter()
     # a hung case is stopped by SIGABRT first, on which faulthandler prints every thread's stack
+    def limits():
+        if case.file_size_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (case.file_size_limit, case.file_size_limit))
+
     process = subprocess.Popen([sys.executable, "-m", "plboost", *argv], cwd=directory, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, errors="replace",
+                               stderr=subprocess.PIPE, text=True, errors="replace", preexec_fn=limits,
                                env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         if case.interrupt_after is not None:
@@ -398,6 +414,9 @@ def run_case(case: Case, scratch: Path) -> Case:
         status = "timeout"
     case.outcome = {"status": status, "stderr": err.strip(), "seconds": round(time.perf_counter() - start, 1),
                     "verdict": verdict(case, status, err)}
+    left = [name for name in case.absent if (directory / name).exists()]
+    if left and case.outcome["verdict"] == "held":
+        case.outcome["verdict"] = f"left {', '.join(left)} behind"
     return case
 
 

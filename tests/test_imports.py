@@ -145,7 +145,7 @@ FLOORS = {
     # 0: foundations, no plboost imports above them
     "plboost.errors": 0, "plboost._version": 0, "plboost._jit": 0, "plboost._numerics": 0, "plboost._random": 0,
     "plboost._queries": 0, "plboost._engine_registry": 0, "plboost._values": 0, "plboost._extras": 0,
-    "plboost._constraints": 0,
+    "plboost._constraints": 0, "plboost._writing": 0,
     # 1: kernels and what is computed from scores: objectives, metrics, significance tests
     "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1,
     # 2: data

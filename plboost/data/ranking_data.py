@@ -9,6 +9,7 @@ from a Parquet or CSV file, :func:`plboost.data.make_synthetic` from a seed.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import itertools
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
+from .._writing import write_atomic
 from .frames import DEFAULT_LABEL, DEFAULT_QUERY, frame_arrays
 
 
@@ -247,15 +249,18 @@ class RankingData:
         labels = self.labels.astype(np.int64).tolist()
         row_qids = np.repeat(self.qids, self.group_sizes).tolist()
         rows_per_block = max(1, (1 << 20) // max(1, self.n_features))
-        with (gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) if path.name.endswith(".gz")
-              else open(path, "wb")) as f:
-            for start in range(0, self.n_docs, rows_per_block):
-                block = sp.csr_matrix(self.X[start:start + rows_per_block])  # keeps NaN, drops zeros
-                columns = (block.indices.astype(np.int64) + (not zero_based)).tolist()
-                values = block.data.tolist()
-                lines = []
-                for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
-                    features = " ".join(map(value_format.__mod__, zip(columns[lo:hi], values[lo:hi], strict=True)))
-                    lines.append(f"{labels[i]} qid:{row_qids[i]} {features}".rstrip() + "\n")
-                f.write("".join(lines).encode("ascii"))
-        return path
+
+        def write(handle):
+            with (gzip.GzipFile(str(path), "wb", compresslevel=6, mtime=0, fileobj=handle)
+                  if path.name.endswith(".gz") else contextlib.nullcontext(handle)) as f:
+                for start in range(0, self.n_docs, rows_per_block):
+                    block = sp.csr_matrix(self.X[start:start + rows_per_block])  # keeps NaN, drops zeros
+                    columns = (block.indices.astype(np.int64) + (not zero_based)).tolist()
+                    values = block.data.tolist()
+                    lines = []
+                    for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
+                        pairs = zip(columns[lo:hi], values[lo:hi], strict=True)
+                        lines.append(f"{labels[i]} qid:{row_qids[i]} {' '.join(map(value_format.__mod__, pairs))}"
+                                     .rstrip() + "\n")
+                    f.write("".join(lines).encode("ascii"))
+        return write_atomic(path, write)

@@ -4,6 +4,7 @@ the CSV/JSON result files and the validation plot. Each function takes the compa
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -14,6 +15,7 @@ import pandas as pd
 from .._extras import import_extra
 
 from ..metrics import table_metrics
+from .._writing import write_atomic, write_text
 from ..records import environment_versions
 from ..significance import marker
 from ..tuning import TUNING_COLUMNS
@@ -100,31 +102,26 @@ def save(comparison, directory, significance=None) -> dict:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     metric_names = comparison.metric_names
-    with open(directory / "results.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["configuration", "dataset", "split", "repeat", *metric_names, "train_seconds",
-                         "trees_used"])
-        for r in comparison.results:
-            writer.writerow([r.label, comparison.dataset_name, r.split, r.repeat, *(r.metrics[m] for m in metric_names),
-                             r.train_seconds, r.trees_used])
+    rows = [["configuration", "dataset", "split", "repeat", *metric_names, "train_seconds", "trees_used"]]
+    rows += [[r.label, comparison.dataset_name, r.split, r.repeat, *(r.metrics[m] for m in metric_names),
+              r.train_seconds, r.trees_used] for r in comparison.results]
     summary = comparison.summary()
-    with open(directory / "summary.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["configuration", "dataset", *list(summary[0])[1:]])
-        writer.writeheader()
-        writer.writerows({**row, "dataset": comparison.dataset_name} for row in summary)
+    summary_fields = ["configuration", "dataset", *list(summary[0])[1:]]
+    summary_rows = [summary_fields] + [[{**row, "dataset": comparison.dataset_name}[name] for name in summary_fields]
+                                       for row in summary]
     payload = {"dataset": comparison.dataset, "conventions": comparison.conventions, "versions": environment_versions(),
                "configurations": [{"label": s.label, **asdict(s)} for s in comparison.specs],
                "results": comparison.split_means(), "runs": [r.brief() for r in comparison.results], "summary": summary}
-    (directory / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
-    written = {name: directory / name for name in ("results.csv", "summary.csv", "results.json")}
-    comparison.per_query().to_csv(directory / "per_query.csv", index=False)
-    written["per_query.csv"] = directory / "per_query.csv"
+    texts = {"results.csv": _csv_text(rows), "summary.csv": _csv_text(summary_rows),
+             "results.json": json.dumps(payload, indent=2) + "\n",
+             "per_query.csv": comparison.per_query().to_csv(index=False)}
     if significance is not None:
-        significance.to_csv(directory / "significance.csv", index=False)
-        written["significance.csv"] = directory / "significance.csv"
+        texts["significance.csv"] = significance.to_csv(index=False)
     if comparison.tuning_rows:
-        pd.DataFrame(comparison.tuning_rows, columns=list(TUNING_COLUMNS)).to_csv(directory / "tuning.csv", index=False)
-        written["tuning.csv"] = directory / "tuning.csv"
+        texts["tuning.csv"] = pd.DataFrame(comparison.tuning_rows, columns=list(TUNING_COLUMNS)).to_csv(index=False)
+    written = {}
+    for name, text in texts.items():
+        written[name] = write_text(directory / name, text)
     return written
 
 
@@ -156,7 +153,7 @@ def plot(comparison, path, metric: str = "NDCG@10") -> Path:
     axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     path = Path(path)
-    figure.savefig(path, dpi=120)
+    write_atomic(path, lambda handle: figure.savefig(handle, dpi=120, format=Path(path).suffix[1:] or "png"))
     return path
 
 
@@ -213,3 +210,9 @@ def format_table(rows: list[dict], columns: list[str], *, digits: int = 4) -> st
         return "| " + " | ".join(text.ljust(w) for text, w in zip(cells, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(columns), rule] + [line(r) for r in body])
+
+
+def _csv_text(rows) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    return buffer.getvalue()

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .. import engines, metrics
+from .._writing import write_text
 from ..engines.settings import TrainingSettings
 from ..data import load_svmlight, make_synthetic
 from ..data.splits import predict_scores
@@ -49,9 +50,7 @@ class RunResult:
         }
 
     def save_json(self, path) -> None:
-        with open(path, "w") as handle:
-            json.dump(self.to_dict(), handle, indent=2)
-            handle.write("\n")
+        write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
 
 def evaluation_spec(spec: RunSpec, *datasets) -> RunSpec:
