@@ -208,13 +208,13 @@ def test_an_earlier_record_whose_configuration_is_now_refused_is_left_out(two_da
 
 
 def test_records_are_written_atomically(tmp_path, monkeypatch):
-    from plboost import records
+    from plboost import _writing, records
 
     path = tmp_path / "runs" / "x" / "Fold1.json"
     records.write_json_atomic(path, {"label": "x", "metrics": {"NDCG@10": 0.5}})
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(records.os, "fsync", fail)
+    monkeypatch.setattr(_writing.os, "fsync", fail)
     with pytest.raises(OSError, match="No space left"):
         records.write_json_atomic(path, {"label": "x", "metrics": {"NDCG@10": 0.9}})
     assert json.loads(path.read_text())["metrics"] == {"NDCG@10": 0.5}  # the old record, whole
