@@ -26,6 +26,7 @@ CIKM 2009.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,7 +52,7 @@ NO_RELEVANT_POLICIES = tuple(_NO_RELEVANT_VALUE)
 _GAINS = ("exp", "linear")
 _TIES = ("input-order",)
 _CONVENTION_CONSTRAINTS = {"gain": Options(*_GAINS), "no_relevant": Options(*NO_RELEVANT_POLICIES),
-                           "g_max": Integer(low=1), "relevant_min": Integer(low=1), "ties": Options(*_TIES)}
+                           "g_max": (Integer(low=1), None), "relevant_min": Integer(low=1), "ties": Options(*_TIES)}
 #: ``k`` for "the whole list": every query is shorter.
 _WHOLE_LIST = np.iinfo(np.int64).max
 
@@ -66,8 +67,9 @@ class Conventions:
         NDCG gain of label :math:`y`: :math:`2^y - 1` or :math:`y`.
     no_relevant : {"one", "zero", "exclude"}
         Treatment of queries without a relevant document (see the module docstring).
-    g_max : int
-        ERR's maximum grade: the stop probability of label :math:`y` is :math:`(2^y - 1) / 2^{g_{max}}`.
+    g_max : int or None
+        ERR's maximum grade: the stop probability of label :math:`y` is :math:`(2^y - 1) / 2^{g_{max}}`; None
+        (the default) where it is the data's largest label, as :func:`err` and :func:`evaluate` resolve it.
     relevant_min : int
         MAP counts a document as relevant when its label is at least ``relevant_min``.
     ties : {"input-order"}
@@ -77,7 +79,7 @@ class Conventions:
 
     gain: str = "exp"
     no_relevant: str = "one"
-    g_max: int = 4
+    g_max: int | None = None
     relevant_min: int = 1
     ties: str = "input-order"
 
@@ -94,7 +96,9 @@ class Conventions:
             "zero": "count as 0 (trec_eval)",
             "exclude": "are left out of the means",
         }[self.no_relevant]
-        return (f"NDCG: gain {gain}, discount 1/log2(1+rank); ERR: R=(2^y-1)/2^{self.g_max} (g_max={self.g_max}); "
+        err = ("R=(2^y-1)/2^g_max, g_max the data's largest label" if self.g_max is None
+               else f"R=(2^y-1)/2^{self.g_max} (g_max={self.g_max})")
+        return (f"NDCG: gain {gain}, discount 1/log2(1+rank); ERR: {err}; "
                 f"MAP: relevant when label >= {self.relevant_min}; "
                 f"queries without relevant documents {no_relevant}; "
                 "ties: stable sort by score, descending, input order decides")
@@ -150,7 +154,7 @@ def ndcg(scores, labels, *, offsets=None, group=None, k=10, gain="exp", no_relev
     return _finish(values, _NO_RELEVANT_VALUE[conventions.no_relevant], per_query)
 
 
-def err(scores, labels, *, offsets=None, group=None, k=None, g_max=4, no_relevant="one", per_query=False):
+def err(scores, labels, *, offsets=None, group=None, k=None, g_max=None, no_relevant="one", per_query=False):
     r"""Expected reciprocal rank at ``k`` (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009).
 
     The user scans the ranking from the top and stops at rank :math:`r` with probability
@@ -166,8 +170,9 @@ def err(scores, labels, *, offsets=None, group=None, k=None, g_max=4, no_relevan
         As in :func:`ndcg`. Labels must not exceed ``g_max``.
     k : int or None
         Cut-off; ``None`` evaluates the whole list.
-    g_max : int
-        Maximum grade (4 for MSLR-WEB and Yahoo! LTR, and in gdeval).
+    g_max : int or None
+        Maximum grade: by default (None) the largest of ``labels``, at least 1 (2 for MQ2008; 4 for MSLR-WEB and
+        Yahoo! LTR, as gdeval fixes it). Give it to compare values across data of different label ranges.
     no_relevant : {"one", "zero", "exclude"}
         ERR of a query without relevant documents is 0 under ``"one"`` and ``"zero"``; ``"exclude"``
         leaves such queries out (NaN per query).
@@ -181,8 +186,10 @@ def err(scores, labels, *, offsets=None, group=None, k=None, g_max=4, no_relevan
     >>> err([2.0, 1.0], [1, 2], group=[2], g_max=2)  # 1/4 + (1/2)(3/4)(3/4)
     0.53125
     """
-    conventions = Conventions(no_relevant=no_relevant, g_max=g_max)
+    Conventions(no_relevant=no_relevant, g_max=g_max)  # validates
     scores, labels, offsets = _check_inputs(scores, labels, offsets, group)
+    g_max = _resolved_g_max(labels, g_max)
+    conventions = Conventions(no_relevant=no_relevant, g_max=g_max)
     ks = _check_ks("k", [_WHOLE_LIST if k is None else k])
     _check_err_labels(labels, g_max)
     values = _err_kernel(_rank_labels(scores, labels, offsets), offsets, ks, float(g_max))[:, 0]
@@ -232,7 +239,7 @@ def average_precision(scores, labels, *, offsets=None, group=None, relevant_min=
 
 
 def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10), err_at=(10,), whole_err=True,
-             map=True, gain="exp", no_relevant="one", g_max=4, relevant_min=1, per_query=False,
+             map=True, gain="exp", no_relevant="one", g_max=None, relevant_min=1, per_query=False,
              registered=True) -> dict:
     """Several metrics at once, ranking every query once.
 
@@ -263,12 +270,14 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
     >>> sorted(result)
     ['ERR', 'MAP', 'NDCG@3', 'conventions']
     >>> print(result["conventions"])  # doctest: +NORMALIZE_WHITESPACE
-    NDCG: gain 2^y-1, discount 1/log2(1+rank); ERR: R=(2^y-1)/2^4 (g_max=4); MAP: relevant when label >= 1;
+    NDCG: gain 2^y-1, discount 1/log2(1+rank); ERR: R=(2^y-1)/2^2 (g_max=2); MAP: relevant when label >= 1;
     queries without relevant documents count as 1 in NDCG and MAP and 0 in ERR (LightGBM/XGBoost);
     ties: stable sort by score, descending, input order decides
     """
-    conventions = Conventions(gain=gain, no_relevant=no_relevant, g_max=g_max, relevant_min=relevant_min)
+    Conventions(gain=gain, no_relevant=no_relevant, g_max=g_max, relevant_min=relevant_min)  # validates
     scores, labels, offsets = _check_inputs(scores, labels, offsets, group)
+    g_max = _resolved_g_max(labels, g_max)
+    conventions = Conventions(gain=gain, no_relevant=no_relevant, g_max=g_max, relevant_min=relevant_min)
     ndcg_ks = _check_ks("ndcg_at", ndcg_at)
     err_ks = _check_ks("err_at", err_at)
     if whole_err:
@@ -411,6 +420,14 @@ def _check_inputs(scores, labels, offsets, group):
         raise ValueError(f"scores: NaN at position {int(np.flatnonzero(np.isnan(scores))[0])}; "
                          "NaN scores cannot be ranked")
     return scores, labels, offsets
+
+
+def _resolved_g_max(labels, g_max) -> int:
+    """ERR's ``g_max``: as given, else the largest label (at least 1), so that ERR follows the data's scale."""
+    if g_max is not None:
+        return g_max
+    largest = float(labels.max()) if labels.size else 1.0
+    return max(1, math.ceil(largest)) if math.isfinite(largest) else 1
 
 
 def _check_err_labels(labels, g_max):

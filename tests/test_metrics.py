@@ -1,6 +1,7 @@
 """Tests for plboost.metrics: parity with LightGBM and gdeval on MQ2008, hand-derived values, invariances."""
 
 import dataclasses
+import functools
 import gzip
 import itertools
 import json
@@ -237,16 +238,17 @@ def test_no_relevant_policies():
     group = [2, 2, 2]
     q2 = 1 / np.log2(3)
     for policy, first, first_err in (("one", 1.0, 0.0), ("zero", 0.0, 0.0), ("exclude", np.nan, np.nan)):
-        result = evaluate(scores, labels, group=group, ndcg_at=(10,), err_at=(), no_relevant=policy, per_query=True)
+        result = evaluate(scores, labels, group=group, ndcg_at=(10,), err_at=(), no_relevant=policy, per_query=True,
+                          g_max=4)
         np.testing.assert_allclose(result["NDCG@10"], [first, 1.0, q2], rtol=1e-15)
         np.testing.assert_allclose(result["ERR"], [first_err, 1 / 16, 1 / 32], rtol=1e-15)
         np.testing.assert_allclose(result["MAP"], [first, 1.0, 0.5], rtol=1e-15)
     assert ndcg(scores, labels, group=group, no_relevant="one") == pytest.approx((1 + 1 + q2) / 3, rel=1e-15)
     assert ndcg(scores, labels, group=group, no_relevant="zero") == pytest.approx((0 + 1 + q2) / 3, rel=1e-15)
     assert ndcg(scores, labels, group=group, no_relevant="exclude") == pytest.approx((1 + q2) / 2, rel=1e-15)
-    assert err(scores, labels, group=group, no_relevant="one") == pytest.approx((1 / 16 + 1 / 32) / 3, rel=1e-15)
-    assert err(scores, labels, group=group, no_relevant="exclude") == pytest.approx((1 / 16 + 1 / 32) / 2,
-                                                                                     rel=1e-15)
+    err_of = functools.partial(err, scores, labels, group=group, g_max=4)
+    assert err_of(no_relevant="one") == pytest.approx((1 / 16 + 1 / 32) / 3, rel=1e-15)
+    assert err_of(no_relevant="exclude") == pytest.approx((1 / 16 + 1 / 32) / 2, rel=1e-15)
     assert np.isnan(ndcg([1.0], [0], group=[1], no_relevant="exclude"))
 
 
@@ -365,9 +367,23 @@ def test_evaluate_matches_the_individual_metrics():
         "conventions"]
 
 
+def test_err_follows_the_labels_scale_unless_g_max_is_given():
+    """One rule at every entry point (issue 40 item 1): metrics.evaluate defaulted to g_max=4 where the command
+    used the data's largest label (MQ2008: 2), so one model on one file had ERR@10 0.0951 and 0.2954."""
+    scores, labels, group = [2.0, 1.0, 3.0, 0.5], [1, 2, 0, 1], [2, 2]
+    result = evaluate(scores, labels, group=group, ndcg_at=(), err_at=(10,))
+    assert result["conventions"].g_max == 2 and "g_max=2" in str(result["conventions"])
+    assert result["ERR@10"] == pytest.approx(evaluate(scores, labels, group=group, g_max=2)["ERR@10"], rel=1e-15)
+    assert err(scores, labels, group=group) == pytest.approx(err(scores, labels, group=group, g_max=2), rel=1e-15)
+    # ERR(q0) = 1/4 + (1/2)(3/4)(3/4); ERR(q1) = (1/2)(1/4), with R = (2^y - 1) / 2^2
+    assert err(scores, labels, group=group) == pytest.approx((0.53125 + 0.125) / 2, rel=1e-15)
+    assert err(scores, labels, group=group, g_max=4) < err(scores, labels, group=group)  # a wider scale
+    assert evaluate([1.0, 2.0], [0, 0], group=[2])["conventions"].g_max == 1  # at least 1
+
+
 def test_conventions_describe_themselves():
     default = str(Conventions())
-    for part in ("gain 2^y-1", "discount 1/log2(1+rank)", "count as 1", "LightGBM", "g_max=4",
+    for part in ("gain 2^y-1", "discount 1/log2(1+rank)", "count as 1", "LightGBM", "g_max the data's largest label",
                  "label >= 1", "stable sort by score, descending, input order decides"):
         assert part in default
     assert "gain y," in str(Conventions(gain="linear"))
@@ -395,8 +411,8 @@ def test_conventions_describe_themselves():
     (lambda: ndcg([1.0, 2.0], [0, 1], group=[2], no_relevant="skip"), ValueError,
      "no_relevant must be one of 'one', 'zero', 'exclude', got 'skip'"),
     (lambda: ndcg([1.0, 2.0], [0, 1], group=[2], gain="log"), ValueError, "gain must be one of 'exp', 'linear'"),
-    (lambda: err([1.0, 2.0], [0, 5], group=[2]), ValueError, "label 5 at position 1 exceeds g_max=4"),
-    (lambda: err([1.0, 2.0], [0, 1], group=[2], g_max=0), ValueError, "g_max must be an integer >= 1, got 0"),
+    (lambda: err([1.0, 2.0], [0, 5], group=[2], g_max=4), ValueError, "label 5 at position 1 exceeds g_max=4"),
+    (lambda: err([1.0, 2.0], [0, 1], group=[2], g_max=0), ValueError, "g_max must be an integer >= 1 or None, got 0"),
     (lambda: mean_average_precision([1.0, 2.0], [0, 1], group=[2], relevant_min=0), ValueError,
      "relevant_min must be an integer >= 1, got 0"),
     (lambda: ndcg([1.0, np.nan], [0, 1], group=[2]), ValueError, "NaN at position 1"),
