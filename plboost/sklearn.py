@@ -23,7 +23,7 @@ from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
 from .data import RankingData
 from .engines import DEFAULT_SETTINGS, TrainingSettings, resolve_objective, train
-from .objectives import RankingObjective
+from .objectives import RankingObjective, class_given_message
 
 #: the column of a DataFrame ``X`` that holds the query ids, as XGBoost's ``XGBRanker`` reads it
 QUERY_COLUMN = "qid"
@@ -190,8 +190,8 @@ class Ranker(BaseEstimator):
         if isinstance(self.objective, RankingObjective):
             return clone(self.objective)
         if not isinstance(self.objective, str):
-            raise InputTypeError(f"objective must be a plboost objective or an objective's name, "
-                                 f"got {self.objective!r}")
+            raise InputTypeError(class_given_message(self.objective) or "objective must be a plboost objective or an "
+                                 f"objective's name, got {self.objective!r}")
         objective, params = resolve_objective(self.objective, engine)
         if isinstance(objective, RankingObjective):
             own = sorted(set(self._engine_params) & set(objective.get_params()))

@@ -15,7 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._engine_registry import get_engine
-from ..objectives import RankingObjective
+from ..errors import InputTypeError
+from ..objectives import RankingObjective, class_given_message
 
 
 @runtime_checkable
@@ -122,4 +123,6 @@ def describe_objective(objective) -> tuple[str, dict]:
     """Name and parameters of an objective given as an instance or a built-in name."""
     if isinstance(objective, RankingObjective):
         return objective.name, objective.get_params()
+    if class_given_message(objective):
+        raise InputTypeError(class_given_message(objective))
     return str(objective), {}

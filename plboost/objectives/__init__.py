@@ -10,7 +10,7 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, stop_at_low
        compress_contexts=True, hessian_floor=1e-06)
 """
 
-from ._base import RankingObjective, registry
+from ._base import RankingObjective, class_given_message, registry
 from .listnet import ListNet
 from .pa_listmle import PositionAwareListMLE
 from .partition import PLLowerBound, PLPartition
@@ -32,5 +32,5 @@ def get_objective(name: str, **params) -> RankingObjective:
     return cls(**params)
 
 
-__all__ = ["OBJECTIVES", "PLRankState", "RankingObjective", "get_objective", "registry",
+__all__ = ["OBJECTIVES", "PLRankState", "RankingObjective", "class_given_message", "get_objective", "registry",
            *(cls.__name__ for cls in OBJECTIVES.values())]

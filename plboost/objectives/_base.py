@@ -152,7 +152,32 @@ def _floor(hess: np.ndarray, floor: np.float32) -> None:
     run_in_threads([(floor_part, (part,)) for part in np.array_split(hess, n_threads)], n_threads)
 
 
-class RankingObjective:
+class _ObjectiveClass(type):
+    """The type of plboost's objective classes: a class handed where an instance belongs gets a message that says
+    so. LightGBM calls ``params["objective"]`` and XGBoost ``obj`` with (scores, data), and LightGBM's
+    scikit-learn API with (labels, scores, group): with the class, those reached the constructor, whose arguments
+    are keywords only, and gave a TypeError about positional arguments."""
+
+    def __call__(cls, *args, **kwargs):
+        if args:
+            name = cls.__name__
+            if isinstance(args[0], np.ndarray):
+                raise TypeError(f"{name} is a class, and the engine called it to train: pass an instance, "
+                                f"{name}() (lgb.train({{'objective': {name}()}}, ...), xgb.train(..., obj={name}()), "
+                                f"LGBMRanker(objective={name}().sklearn()))")
+            raise TypeError(f"{name} takes its parameters by name, e.g. {name}(hessian_floor=1e-6); "
+                            f"got {len(args)} positional argument(s)")
+        return super().__call__(**kwargs)
+
+
+def class_given_message(objective) -> str | None:
+    """What to say where ``objective`` is a plboost objective class rather than an instance; None otherwise."""
+    if isinstance(objective, type) and issubclass(objective, RankingObjective):
+        return f"{objective.__name__} is a class: pass an instance, {objective.__name__}()"
+    return None
+
+
+class RankingObjective(metaclass=_ObjectiveClass):
     """Base class of plboost's ranking objectives.
 
     A subclass implements :meth:`_prepare` (per-dataset state, computed once and cached by the data's

@@ -17,7 +17,7 @@ import xgboost as xgb
 
 from plboost import metrics, query_folds
 from plboost.errors import InvalidParameterError
-from plboost.objectives import PLPartition, PLRank, UMart, URank, get_objective, registry
+from plboost.objectives import OBJECTIVES, PLPartition, PLRank, UMart, URank, get_objective, registry
 
 
 @pytest.fixture(scope="module")
@@ -468,3 +468,30 @@ def test_every_objective_trains_xgboost_and_improves_ndcg(ranking_arrays, object
     scores = booster.predict(matrix, output_margin=True)
     assert metrics.ndcg(scores, labels, offsets=offsets) > metrics.ndcg(np.zeros(len(labels)), labels,
                                                                         offsets=offsets) + 0.1
+
+
+@pytest.mark.parametrize("cls", list(OBJECTIVES.values()), ids=lambda cls: cls.__name__)
+def test_a_class_where_an_instance_belongs_says_so(cls):
+    """``lgb.train({"objective": PLRank}, ...)`` called the class with (scores, data) and answered with a constructor
+    TypeError about positional arguments (issue 40 item 12)."""
+    name = cls.__name__
+    with pytest.raises(TypeError, match=rf"^{name} is a class, and the engine called it to train: pass an instance, "
+                                        rf"{name}\(\)"):
+        cls(np.zeros(4), object())  # as LightGBM and XGBoost call an objective: (scores, data)
+    with pytest.raises(TypeError, match=rf"^{name} takes its parameters by name"):
+        cls(5)
+    assert cls() == cls(**{})  # instances as before
+
+
+@pytest.mark.engine
+def test_the_engines_and_the_ranker_say_pass_an_instance():
+    from plboost import Ranker, make_synthetic
+    from plboost.engines import train
+
+    data = make_synthetic(n_queries=10, n_features=3, seed=0)
+    with pytest.raises(TypeError, match=r"PLRank is a class, and the engine called it to train"):
+        lgb.train({"objective": PLRank, "verbosity": -1}, data.to_lightgbm(), 1)
+    with pytest.raises(TypeError, match=r"^PLRank is a class: pass an instance, PLRank\(\)$"):
+        train("lightgbm", PLRank, data, rounds=1)
+    with pytest.raises(TypeError, match=r"^PLRank is a class: pass an instance, PLRank\(\)$"):
+        Ranker(PLRank, n_estimators=1).fit(data.X, data.labels, group=data.group_sizes)
