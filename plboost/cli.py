@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                                             "set: a busy machine slows training far less (docs/benchmarks.md).")
     parser.add_argument("--version", action="version", version=f"plboost {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for add_command in (_add_train_command, _add_evaluate_command, _add_compare_command, _add_summarize_command,
+    for add_command in (_add_train_command, _add_evaluate_command, _add_predict_command, _add_compare_command,
+                        _add_summarize_command,
                         _add_demo_command):
         add_command(commands)
     return parser
@@ -171,6 +172,23 @@ def _add_evaluate_command(commands) -> None:
                                "with the feature columns the model was trained on, in the same order")
     evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
     _add_scoring_options(evaluate)
+
+
+def _add_predict_command(commands) -> None:
+    """``plboost predict``: a saved model's scores, one line per document (LightGBM's ``task=predict``)."""
+    predict = commands.add_parser(
+        "predict", help="scores of a saved model on a file, one per line",
+        description="Score every document of DATA with a saved model and write the raw scores (the model's margin, "
+                    "as LightGBM's task=predict and XGBoost's output_margin give them), one per line in the file's "
+                    "order, to --out or standard output.")
+    predict.add_argument("--model", required=True, type=Path,
+                         help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
+    predict.add_argument("--data", required=True, type=Path,
+                         help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
+                              "with the feature columns the model was trained on, in the same order")
+    predict.add_argument("--out", type=Path, metavar="PATH", help="write the scores here (default: standard output)")
+    _add_data_options(predict)
+    _add_common_options(predict)
 
 
 def _add_compare_command(commands) -> None:
@@ -424,8 +442,8 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
-            return {"train": _train, "evaluate": _evaluate, "compare": _compare, "summarize": _summarize,
-                    "demo": _demo}[args.command](args)
+            return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
+                    "summarize": _summarize, "demo": _demo}[args.command](args)
     except KeyboardInterrupt:
         if args.debug:
             raise
@@ -544,9 +562,36 @@ def _warn_of_absent_features(data, model, args) -> None:
 
 
 def _evaluate(args) -> int:
+    from .experiment import RunSpec, evaluate_scores, format_table
+
+    model, data = _model_and_data(args)
+    spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
+    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
+    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
+    print(format_table([{"model": args.model.name, **values}], ["model", *values]))
+    if args.out:
+        write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
+                                        "conventions": conventions}, indent=2) + "\n")
+    return 0
+
+
+def _predict(args) -> int:
+    model, data = _model_and_data(args)
+    text = "".join(f"{score!r}\n" for score in model.predict(data.X).astype(float).tolist())
+    if args.out:
+        write_text(args.out, text)
+        if not args.quiet:
+            print(f"{args.out}: {data.n_docs} scores of {args.model} on {args.data}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _model_and_data(args):
+    """The model of ``--model`` and the data of ``--data``, read for it (its number of features), once the output
+    path is known to be writable and to replace no input."""
     from .data import DataFormatError, load_splits
     from .engines import load_model
-    from .experiment import RunSpec, evaluate_scores, format_table
 
     check_outputs({"--out": args.out}, [Read(args.model, "the model file"), *data_reads(args.data, "data")])
     check_output_path(args.out, "--out")
@@ -565,14 +610,7 @@ def _evaluate(args) -> int:
                                       f"{args.model} was trained on): is this the data the model is for?") from None
             raise
         _warn_of_absent_features(data, model, args)
-    spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
-    values, conventions = evaluate_scores(model.predict(data.X), data, spec)
-    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
-    print(format_table([{"model": args.model.name, **values}], ["model", *values]))
-    if args.out:
-        write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
-                                        "conventions": conventions}, indent=2) + "\n")
-    return 0
+    return model, data
 
 
 def _compare(args) -> int:

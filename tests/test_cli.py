@@ -3,11 +3,14 @@
 import json
 from pathlib import Path
 
+import lightgbm as lgb
 import numpy as np
 import pytest
+import xgboost as xgb
 
 from plboost.cli import main, parse_assignment, parse_memory_size
-from plboost.data import make_synthetic, write_synthetic_splits
+from plboost.data import load_svmlight, make_synthetic, write_synthetic_splits
+from plboost.metrics import evaluate as plboost_evaluate
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +50,24 @@ def test_train_then_evaluate_report_the_same_test_metrics(files, tmp_path, capsy
     again = json.loads(evaluated.read_text())["metrics"]
     for name, value in result["metrics"].items():
         assert again[name] == pytest.approx(value, abs=1e-6), name
+
+    # predict: the scores the engine gives, one per line in the file's order (issue 40 item 10)
+    scores_path = tmp_path / "scores.txt"
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--out", str(scores_path)]) == 0
+    assert capsys.readouterr().err == f"{scores_path}: {load_svmlight(files['test']).n_docs} scores of {model} on " \
+                                      f"{files['test']}\n"
+    scores = np.array([float(line) for line in scores_path.read_text().splitlines()])
+    test = load_svmlight(files["test"], n_features=46)
+    if engine == "lightgbm":
+        expected = lgb.Booster(model_file=str(model)).predict(test.X, raw_score=True)
+    else:
+        booster = xgb.Booster(model_file=str(model))
+        expected = booster.predict(xgb.DMatrix(test.X), output_margin=True, iteration_range=(0, result["trees_used"]))
+    np.testing.assert_array_equal(scores, expected)
+    from_scores = plboost_evaluate(scores, test.labels, offsets=test.offsets, ndcg_at=(1, 3, 10), err_at=(1, 3, 10))
+    assert from_scores["NDCG@10"] == pytest.approx(result["metrics"]["NDCG@10"], abs=1e-6)
+    assert main(["predict", "--model", str(model), "--data", str(files["test"])]) == 0  # to standard output
+    assert capsys.readouterr().out == scores_path.read_text()
 
 
 @pytest.mark.engine
