@@ -6,6 +6,7 @@ Everything a user needs is a name on the package::
     import plboost
 
     train = plboost.load_svmlight("train.txt")
+    test = plboost.load_svmlight("test.txt", n_features=train.n_features)
     booster = lgb.train({"objective": plboost.PLRank(top_k=10)}, train.to_lightgbm(), 100)
     print(plboost.evaluate(booster.predict(test.X), test.labels, offsets=test.offsets))
 

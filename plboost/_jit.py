@@ -153,6 +153,7 @@ def activate(lazy: LazyKernel | None = None):
                 import numba
 
                 CACHE = _choose_cache(numba)
+                _watch_compiles(numba)
                 for pending in _lazy_kernels:
                     pending.dispatcher = _compiled(numba, pending.py_func, pending.options)
                     _tolerate_damaged_cache(pending.dispatcher)
@@ -166,6 +167,46 @@ def activate(lazy: LazyKernel | None = None):
                 _lazy_kernels.clear()
                 _numba = numba
     return _numba if lazy is None else lazy.dispatcher
+
+
+#: Numba's compiles in this process (not loads from its cache): seconds spent, and who hears of the first one
+_compiles = {"seconds": 0.0, "depth": 0, "start": 0.0, "notice": None, "noticed": False}
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling kernels (0 where every kernel came from Numba's cache)."""
+    return _compiles["seconds"]
+
+
+def on_first_compile(notice) -> None:
+    """Call ``notice()`` once, when this process starts compiling a kernel for the first time (a fresh install or
+    a new Numba: later runs load the compiled code from the cache). None removes it."""
+    _compiles["notice"] = notice
+
+
+def _watch_compiles(numba) -> None:
+    """Time Numba's compiles: its "numba:compile" event fires only where a kernel is compiled, not loaded from the
+    cache; nested compiles (a kernel's helpers) count once, under the outermost."""
+    import time
+
+    from numba.core import event
+
+    class CompileTimer(event.Listener):
+        def on_start(self, _event):
+            if _compiles["depth"] == 0:
+                _compiles["start"] = time.perf_counter()
+                notice = _compiles["notice"]
+                if notice is not None and not _compiles["noticed"]:
+                    _compiles["noticed"] = True
+                    notice()
+            _compiles["depth"] += 1
+
+        def on_end(self, _event):
+            _compiles["depth"] -= 1
+            if _compiles["depth"] == 0:
+                _compiles["seconds"] += time.perf_counter() - _compiles["start"]
+
+    event.register("numba:compile", CompileTimer())
 
 
 def _compiled(numba, func, options: dict):

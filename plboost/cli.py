@@ -17,6 +17,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import errno
 import json
@@ -33,7 +34,7 @@ from ._writing import write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
 from .metrics import PAPER_METRICS
-from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES
+from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES, resolve_objective
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
 from .data.splits import checked_options
@@ -440,7 +441,7 @@ def main(argv=None) -> int:
         print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _compile_notices(args):
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
                     "summarize": _summarize, "demo": _demo}[args.command](args)
@@ -467,6 +468,28 @@ def main(argv=None) -> int:
 
 
 
+@contextlib.contextmanager
+def _compile_notices(args):
+    """Say on standard error when the command starts compiling plboost's kernels (the first run after installing:
+    later runs load them from Numba's cache), and how long compiling took; nothing with --quiet."""
+    from . import _jit
+
+    if getattr(args, "quiet", False):
+        yield
+        return
+    _jit.on_first_compile(lambda: print(f"plboost {args.command}: compiling plboost's kernels (the first run after "
+                                        "installing only; later runs load them from the cache) ...", file=sys.stderr,
+                                        flush=True))
+    before = _jit.compile_seconds()
+    try:
+        yield
+    finally:
+        _jit.on_first_compile(None)
+        if _jit.compile_seconds() > before:
+            print(f"plboost {args.command}: compiled kernels in {_jit.compile_seconds() - before:.1f} s",
+                  file=sys.stderr)
+
+
 def failure_message(error: BaseException) -> str | None:
     """One line for an error a user can cause (bad input, a path that cannot be read or written, a full
     disk, too little memory, an engine refusing a parameter); None for a bug, which keeps its traceback."""
@@ -480,7 +503,7 @@ def failure_message(error: BaseException) -> str | None:
     from .engines import engine_message
 
     for engine in ENGINES.values():  # before ValueError: XGBoost's errors are ValueErrors with a C++ stack trace
-        if isinstance(error, engine.error_type):
+        if engine.name in sys.modules and isinstance(error, engine.error_type):  # an engine not loaded raised nothing
             return f"{engine.label}: {engine_message(error)}"
     if isinstance(error, (ValueError, FileNotFoundError, InputTypeError, OSError, MissingExtra)):
         return str(error)
@@ -497,10 +520,12 @@ def _print_result(result) -> None:
 
 
 def _train(args) -> int:
+    spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
+    resolve_objective(spec.objective, spec.engine, spec.objective_params)  # an unknown name: refused in seconds
+
     from .data import load_splits
     from .experiment import run
 
-    spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
     check_outputs({"--save-model": args.save_model, "--out": args.out}, split_reads(args.train, args.valid, args.test))

@@ -515,3 +515,20 @@ def test_evaluate_names_the_model_for_svmlight_data_of_another_width(tmp_path, c
     assert main(["evaluate", "--model", str(tmp_path / "m300.txt"), "--data", str(data), "--quiet"]) == 0
     assert (f"plboost evaluate: warning: {data}: no document has a feature above 46, but {tmp_path / 'm300.txt'} "
             "was trained on 300 features, which read as 0 here") in capsys.readouterr().err
+
+
+def test_an_unknown_objective_or_parameter_is_refused_before_the_engines_and_the_comparison_load(files):
+    """A newcomer waited 10 s for 'unknown objective' (issue 40 item 12): the name and the parameters are checked
+    before LightGBM, pandas and SciPy's statistics are imported."""
+    import subprocess
+    import sys
+
+    heavy = ("lightgbm", "xgboost", "pandas", "scipy.stats")
+    code = ("import sys\nfrom plboost.cli import main\n"
+            f"for argv in (['--objective', 'plrankk'], ['--param', 'topk=3']):\n"
+            f"    assert main(['train', '--train', {str(files['train'])!r}, '--quiet', *argv]) == 2\n"
+            f"print([name for name in {heavy!r} if name in sys.modules])\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout
+    assert "unknown objective 'plrankk'" in result.stderr and "did you mean top_k?" in result.stderr

@@ -3,6 +3,7 @@ queries are spread over threads, and two threads may train on the same data at o
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -286,3 +287,36 @@ def test_a_damaged_cache_entry_is_compiled_again_with_one_warning(tmp_path):
         assert "is compiled again and rewritten" in err
         out, err = run()
         assert out == expected and "damaged" not in err
+
+
+def test_compiles_are_timed_and_announced_once_and_the_command_says_so(capsys):
+    """The first run after installing compiles for tens of seconds in silence (issue 40 item 13): the command says
+    that it is compiling when the first compile starts, and how long compiling took; loads from the cache and
+    --quiet say nothing."""
+    import argparse
+
+    from plboost.cli import _compile_notices
+
+    numba = _jit.activate()
+    if numba.config.DISABLE_JIT:
+        pytest.skip("nothing compiles with NUMBA_DISABLE_JIT")
+
+    def fresh_kernel():  # a new function, not cached: it compiles every time
+        def add_one(x):
+            return x + 1
+        return _jit.kernel(add_one, cache=False)
+
+    args = argparse.Namespace(command="train", quiet=False)
+    with _compile_notices(args):
+        assert fresh_kernel()(1) == 2 and fresh_kernel()(2.5) == 3.5
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "plboost train: compiling plboost's kernels" in err[0], err
+    assert re.fullmatch(r"plboost train: compiled kernels in \d+\.\d s", err[1]), err
+    with _compile_notices(args):
+        pass  # nothing compiled: nothing said
+    with _compile_notices(argparse.Namespace(command="train", quiet=True)):
+        fresh_kernel()(1)
+    assert capsys.readouterr().err == ""
+    before = _jit.compile_seconds()
+    fresh_kernel()(3)
+    assert _jit.compile_seconds() > before

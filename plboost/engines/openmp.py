@@ -8,7 +8,7 @@ competing process, 20 rounds of LightGBM's lambdarank on 96K documents took 1.7-
 once 11.8 s (docs/benchmarks.md). ``OMP_WAIT_POLICY=PASSIVE`` (never spin) avoids that, but makes a quiet machine
 22-31% slower on that data and 5-6 times slower on 5K documents, where each region is short and waking a sleeping
 thread costs more than the region. A spin count of 1,000 keeps the quiet speed and brought the busy runs to
-2.1-2.35 times their quiet time on that data; on the README's ``compare`` it changes nothing measurable.
+2.1-2.35 times their quiet time on that data; on docs/cli.md's first ``compare`` it changes nothing measurable.
 
 libgomp reads these variables once, when it is loaded (when ``lightgbm`` or ``xgboost`` is imported), so they
 can only be set before. The ``plboost`` command does it (:func:`limit_spinning`) unless the user set either

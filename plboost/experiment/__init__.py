@@ -12,20 +12,42 @@ Its modules import one way, each from those above it in this list only:
 - :mod:`~plboost.experiment.planning`: records, provenance, resuming, the table's protocol;
 - :mod:`~plboost.experiment.comparison`: the loop (:func:`compare`), with tuning (:mod:`plboost.tuning`) given a
   function that trains a trial.
+
+Names load on first use (a module-level ``__getattr__``, PEP 562): ``from plboost.experiment import RunSpec`` loads
+:mod:`~plboost.experiment.spec` alone, so a command refuses a bad configuration before the comparison's modules
+(pandas, SciPy's statistics) have loaded.
 """
 
-from ..records import environment_versions as versions
-from .comparison import compare, dataset_outputs
-from .planning import (PROTOCOL_SETTINGS, PlannedRun, RecordWarning, plan_runs, protocol_differences, record_path_of,
-                       run_provenance, table_protocol)
-from .reports import describe_protocol, format_table, plotting
-from .results import DEFAULT_BASELINE, Comparison, FoldResult, choose_baseline
-from .running import RunResult, dask_client, evaluate_scores, evaluation_spec, run, run_dask, warm_up
-from .spec import BASELINES, RunSpec, checked_objective_params, load_config, parse_run, with_baselines
+from __future__ import annotations
 
-__all__ = ["BASELINES", "DEFAULT_BASELINE", "PROTOCOL_SETTINGS", "Comparison", "FoldResult", "PlannedRun",
-           "RecordWarning", "RunResult", "RunSpec", "checked_objective_params", "choose_baseline", "compare",
-           "dask_client", "dataset_outputs", "describe_protocol", "evaluate_scores", "evaluation_spec",
-           "format_table", "load_config", "parse_run", "plan_runs", "plotting", "protocol_differences",
-           "record_path_of", "run", "run_dask", "run_provenance", "table_protocol", "versions", "warm_up",
-           "with_baselines"]
+import importlib
+
+#: public name -> the module of this package that defines it
+_PUBLIC = {
+    **dict.fromkeys(("compare", "dataset_outputs"), "comparison"),
+    **dict.fromkeys(("PROTOCOL_SETTINGS", "PlannedRun", "RecordWarning", "plan_runs", "protocol_differences",
+                     "record_path_of", "run_provenance", "table_protocol"), "planning"),
+    **dict.fromkeys(("describe_protocol", "format_table", "plotting"), "reports"),
+    **dict.fromkeys(("DEFAULT_BASELINE", "Comparison", "FoldResult", "choose_baseline"), "results"),
+    **dict.fromkeys(("RunResult", "dask_client", "evaluate_scores", "evaluation_spec", "run", "run_dask", "warm_up"),
+                    "running"),
+    **dict.fromkeys(("BASELINES", "RunSpec", "checked_objective_params", "load_config", "parse_run", "with_baselines"),
+                    "spec"),
+}
+
+__all__ = sorted([*_PUBLIC, "versions"])
+
+
+def __getattr__(name: str):
+    if name == "versions":
+        from ..records import environment_versions as value
+    elif name in _PUBLIC:
+        value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

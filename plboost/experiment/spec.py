@@ -182,7 +182,11 @@ def _boolean_word(objective: str, name: str, value, constraint):
 
 def _check_builtin_objective_params(objective: str, engine: str, params: dict) -> None:
     """Refuse parameters of a built-in objective that are not the engine's parameters of its objectives."""
+    if not params:
+        return  # nothing to check: the engine's parameter tables are not loaded
     record = engines.get_engine(engine)
+    if objective not in record.builtin_objectives:
+        engines.resolve_objective(objective, engine)  # refuses the unknown name before the engine itself loads
     canonical = record.canonical_names()
     for name in params:
         if canonical.get(name, name) not in record.objective_parameters:
