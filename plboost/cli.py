@@ -733,9 +733,10 @@ def _summarize(args) -> int:
     from .winning import load_results, summarize
 
     lacking = [path for path in args.results if not _has_per_query(path)]
+    tested = [path for path in args.results if path not in lacking]
     wins = args.wins
-    if wins == "auto":
-        wins = "all" if lacking else "significant"
+    if wins == "auto":  # decided per pair of results: significant where both have per-query values
+        wins = "significant" if tested else "all"
     reads, comparisons = _summarized_files(args.results, significant=wins == "significant")
     check_outputs({"--out": args.out}, reads, comparisons)
     check_output_path(args.out, "--out")
@@ -744,12 +745,12 @@ def _summarize(args) -> int:
     if wins == "significant":
         from .significance import load_per_query, pairwise_significance
 
-        per_query = load_per_query([path if path.is_dir() else path.parent for path in args.results])
+        per_query = load_per_query([path if path.is_dir() else path.parent
+                                    for path in (tested if args.wins == "auto" else args.results)])
         significant = pairwise_significance(per_query, metrics=args.metrics, alpha=args.alpha)
-    why = None
-    if args.wins == "auto" and lacking:
-        why = f"no per_query.csv for {', '.join(map(str, lacking))}"
-    cells, table, text = summarize(results, args.metrics, significant, every_win_because=why)
+    why = f"no per_query.csv for {', '.join(map(str, lacking))}" if args.wins == "auto" and lacking else None
+    cells, table, text = summarize(results, args.metrics, significant, every_win_because=why,
+                                   untested_because=why if significant is not None else None)
     datasets = list(dict.fromkeys(cells["dataset"]))
     print(f"## Winning numbers: {cells['method'].nunique()} methods, {len(datasets)} datasets "
           f"({', '.join(datasets)}), {results['source'].nunique()} result file(s)\n")

@@ -102,7 +102,8 @@ def cell_means(results: pd.DataFrame) -> pd.DataFrame:
     return cells
 
 
-def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None) -> pd.DataFrame:
+def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None, *,
+                    untested: str = "error") -> pd.DataFrame:
     """WN, IWN and NWN per metric and method, and the cross-metric sums, with Pareto-optimal flags.
 
     Parameters
@@ -115,8 +116,11 @@ def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame
         Pairwise significance, as from :func:`plboost.significance.pairwise_significance` (columns dataset,
         metric, configuration, other and the boolean ``better``; configurations are matched to methods by
         name): a win then counts only where ``better`` says the winner is significantly better (see the
-        module docstring); IWN is unchanged. Every comparison of two defined cells must have a row, else
-        ValueError naming it. Default: every win counts.
+        module docstring); IWN is unchanged. Default: every win counts.
+    untested : {"error", "count"}
+        A comparison of two defined cells without a row in ``significant`` (a method whose per-query results are
+        not there, such as a table of results obtained elsewhere): ValueError naming it, or ``"count"``: for that
+        pair every win counts, as without ``significant``; the other pairs still need significance.
 
     Returns a DataFrame with columns metric, method, WN, IWN, NWN (NaN when IWN is 0), pareto; the rows
     of metric :data:`CROSS_METRIC` sum WN and IWN over the chosen metrics.
@@ -138,7 +142,7 @@ def winning_numbers(cells: pd.DataFrame, metrics=None, significant: pd.DataFrame
                 .reindex(methods))
         values = grid.to_numpy(dtype=float)
         beats = (None if significant is None else
-                 _significant_wins(significant, metric, methods, list(grid.columns), values))
+                 _significant_wins(significant, metric, methods, list(grid.columns), values, untested))
         wins, ideal = _wins(values, beats)
         for method, won, could in zip(methods, wins, ideal, strict=True):
             rows.append({"metric": metric, "method": method, "WN": int(won), "IWN": int(could)})
@@ -174,10 +178,11 @@ def _wins(values: np.ndarray, beats: np.ndarray | None = None) -> tuple[np.ndarr
 
 
 def _significant_wins(significant: pd.DataFrame, metric: str, methods: list, datasets: list,
-                      values: np.ndarray) -> np.ndarray:
+                      values: np.ndarray, untested: str = "error") -> np.ndarray:
     """methods x methods x datasets: ``beats[i, k, j]`` when the pairwise table says method i is significantly
     better than method k on dataset j for ``metric``. A comparison of two defined cells (in ``values``,
-    methods x datasets) without a row in the table is an error."""
+    methods x datasets) without a row in the table is an error, or with ``untested="count"`` True (every win of
+    that pair counts)."""
     needed_columns = ["dataset", "metric", "configuration", "other", "better"]
     lacking = [c for c in needed_columns if c not in significant.columns]
     if lacking:
@@ -197,12 +202,14 @@ def _significant_wins(significant: pd.DataFrame, metric: str, methods: list, dat
     tested[index] = True
     defined = ~np.isnan(values)
     needed = defined[:, None, :] & defined[None, :, :] & ~np.eye(len(methods), dtype=bool)[:, :, None]
-    untested = np.argwhere(needed & ~tested)
-    if untested.size:
-        i, k, j = untested[0]
+    missing = needed & ~tested
+    if untested == "count":
+        return beats | missing
+    if missing.any():
+        i, k, j = np.argwhere(missing)[0]
         raise ValueError(f"no significance result for {methods[i]} vs {methods[k]} on {datasets[j]} ({metric}), "
-                         f"nor for {len(untested) - 1} other comparison(s); counting significant wins only needs "
-                         "per-query results of every method on every dataset it is compared on")
+                         f"nor for {int(missing.sum()) - 1} other comparison(s); counting significant wins only "
+                         "needs per-query results of every method on every dataset it is compared on")
     return beats
 
 
@@ -221,16 +228,21 @@ def pareto_optimal(nwn: np.ndarray, iwn: np.ndarray) -> np.ndarray:
 
 
 def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | None = None, *,
-              every_win_because: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+              every_win_because: str | None = None,
+              untested_because: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Fold means, winning-number table and its Markdown (:func:`cell_means`, :func:`winning_numbers`,
     :func:`format_summary`) of a long results table. With ``significant`` (a table of
-    :func:`plboost.significance.pairwise_significance`) only significant wins count; the Markdown starts with
-    a sentence saying which wins count (and, when every win does, ``every_win_because``)."""
+    :func:`plboost.significance.pairwise_significance`) only significant wins count, and with
+    ``untested_because`` too, every win counts for the pairs it has no test of (the reason, for the text); the
+    Markdown starts with a sentence saying which wins count (and, when every win does, ``every_win_because``)."""
     cells = cell_means(results)
-    table = winning_numbers(cells, metrics, significant)
+    table = winning_numbers(cells, metrics, significant, untested="error" if untested_because is None else "count")
     text = format_summary(table, cells)
     if significant is not None:
         note = significance_note(significant)
+        if untested_because is not None:
+            note += (f" For a pair of methods without per-query results for both ({untested_because}), every win "
+                     "counts, significant or not.")
     else:
         note = ("Every win counts, significant or not" + (f" ({every_win_because})" if every_win_because else "")
                 + ": a method wins a comparison by a higher mean, however small the difference.")

@@ -214,13 +214,25 @@ def test_compare_over_two_datasets_then_summarize_the_saved_files(two_datasets, 
     every = pd.read_csv(tmp_path / "every.csv").set_index(["metric", "method"]).sort_index()
     assert (significant.WN <= every.WN).all() and (significant.IWN == every.IWN).all()
     assert (significant.WN < every.WN).any()  # 5 rounds on 30 queries: most differences are noise
-    # a result file without its per-query values: every win counts, and the text says why
+    # a result file without its per-query values: its pairs count every win, the others only significant wins,
+    # and the text says which (issue 40 item 4: one such file switched every pair to "every win counts")
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "results.json").write_bytes((out / "alpha" / "results.json").read_bytes())
-    assert main(["summarize", str(alone / "results.json"), str(out / "beta")]) == 0
+    assert main(["summarize", str(alone / "results.json")]) == 0
     assert capsys.readouterr().out.split("\n\n")[1].startswith(
         f"Every win counts, significant or not (no per_query.csv for {alone / 'results.json'}): ")
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("method,dataset,NDCG@10,ERR@10\nmy-ranker,alpha,0.01,0.001\n")
+    assert main(["summarize", str(out), str(elsewhere), "--metrics", "NDCG@10",
+                 "--out", str(tmp_path / "mixed.csv")]) == 0
+    note = capsys.readouterr().out.split("\n\n")[1]
+    assert note.startswith("Only significant wins count") and \
+        f"For a pair of methods without per-query results for both (no per_query.csv for {elsewhere})" in note
+    mixed = pd.read_csv(tmp_path / "mixed.csv").set_index(["metric", "method"]).sort_index()
+    for method in methods:  # each beats my-ranker on alpha, counted untested, and keeps its significant wins
+        assert mixed.loc[("NDCG@10", method), "WN"] == significant.loc[("NDCG@10", method), "WN"] + 1, method
+    assert mixed.loc[("NDCG@10", "my-ranker"), "WN"] == 0 and mixed.loc[("NDCG@10", "my-ranker"), "IWN"] == 5
 
 
 @pytest.mark.engine
