@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
 
 from .. import engines
 from .._constraints import Integer, check
@@ -64,7 +65,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                         protocol=protocol, table_options=table_options,
                         evaluation={} if g_max is None else {"g_max": g_max})
     dataset_name = Path(layout.directory).name or str(layout.directory)
-    results, conventions, tuning_rows, warm = [], "", [], {}
+    results, conventions, tuning_rows, warm, same = [], "", [], {}, []
     for split in chosen:
         items = [p for p in planned if p.split is split]
         data = None
@@ -78,6 +79,14 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                 conventions = item.record["conventions"]
                 if log:
                     log(f"{where}: reused ({item.path})")
+                continue
+            copy = _seed_free_repeat(results, item)
+            if copy is not None:
+                results.append(copy)
+                same.append(item.action)
+                if log:
+                    log(f"{where}: not trained: repeats 0 and 1 gave the same test results (the configuration does "
+                        "not depend on the seed), so this repeat is repeat 0's result")
                 continue
             if data is None:
                 data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
@@ -93,6 +102,9 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                             protocol=protocol, warm_up_seconds={k: v for k, v in warm.items() if v > 0})
     for item in planned:
         comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
+    for action in same:
+        comparison.runs[action] -= 1
+        comparison.runs["same"] = comparison.runs.get("same", 0) + 1
         for reason in item.reasons:
             key = reason.split(" (")[0] if "file" in reason else reason
             comparison.redo_reasons[key] = comparison.redo_reasons.get(key, 0) + 1
@@ -218,6 +230,22 @@ def _checked_comparison(specs, layout, splits, repeats):
             raise ValueError(f"unknown splits {missing}; {layout.directory} has {sorted(known)}")
         chosen = [known[name] for name in splits]
     return specs, chosen
+
+
+def _seed_free_repeat(results: list[FoldResult], item: PlannedRun) -> FoldResult | None:
+    """Repeat 0's result as repeat ``r`` of ``item`` (``r`` >= 2), where repeats 0 and 1 of its configuration on its
+    split gave the same test results, validation curve and trees: a configuration that does not depend on the seed
+    (lambdarank without bagging, ...) would give it ``r`` times over (issue 40 item 15). None otherwise."""
+    if item.action == "reuse" or item.spec.repeat < 2:
+        return None
+    earlier = {r.repeat: r for r in results if r.label == item.spec.label and r.split == item.split.name}
+    first, second = earlier.get(0), earlier.get(1)
+    if first is None or second is None or not first.per_query or first.per_query.keys() != second.per_query.keys():
+        return None
+    same = (first.trees_used == second.trees_used
+            and np.array_equal(first.valid_history, second.valid_history, equal_nan=True)
+            and all(np.array_equal(first.per_query[m], second.per_query[m], equal_nan=True) for m in first.per_query))
+    return replace(first, repeat=item.spec.repeat) if same else None
 
 
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,

@@ -88,8 +88,12 @@ def header(comparison) -> str:
 def runs_line(comparison) -> str:
     """How many runs were reused, redone (and why) and trained anew, in one line."""
     counts = {action: comparison.runs.get(action, 0) for action in ("reuse", "redo", "new")}
-    text = (f"{comparison.dataset_name}: {sum(counts.values())} run(s): {counts['reuse']} reused from records, "
+    same = comparison.runs.get("same", 0)
+    text = (f"{comparison.dataset_name}: {sum(counts.values()) + same} run(s): {counts['reuse']} reused from records, "
             f"{counts['redo']} redone, {counts['new']} new")
+    if same:
+        text += (f", {same} not trained (repeats of configurations whose repeats 0 and 1 gave the same results: "
+                 "they do not depend on the seed)")
     if comparison.redo_reasons:
         reasons = "; ".join(f"{reason} ({n})" for reason, n in comparison.redo_reasons.items())
         text += f" (redone because: {reasons})"

@@ -269,3 +269,24 @@ def test_a_registered_metric_joins_the_table_and_records_and_is_never_reused_wit
     result = compare([spec], layout, out_dir=tmp_path, log=without.append)
     assert "Hits@3" not in result.metric_names
     assert any('registered metrics ["Hits"] -> unset' in line for line in without), without
+
+
+@pytest.mark.engine
+def test_repeats_of_a_configuration_that_ignores_the_seed_are_not_trained_again(two_datasets, tmp_path):
+    """``--repeats 3`` of lambdarank without bagging trained three identical models per split (issue 40 item 15):
+    once repeats 0 and 1 agree, the later repeats are repeat 0's result, counted and said; a configuration whose
+    repeats differ trains every repeat."""
+    alpha, _ = two_datasets
+    plain = RunSpec(rounds=4, num_leaves=7)
+    bagged = RunSpec(rounds=4, num_leaves=7, engine_params={"bagging_fraction": 0.7, "bagging_freq": 1})
+    specs = [parse_run("lambdarank", plain), parse_run("plrank", bagged)]
+    lines = []
+    result = compare(specs, find_layout(alpha), repeats=3, out_dir=tmp_path, log=lines.append)
+    assert len(result.results) == 2 * 2 * 3
+    lambdarank = {(r.split, r.repeat): r for r in result.results if r.label == "lambdarank [lightgbm]"}
+    assert all(lambdarank[split, 2].per_query == lambdarank[split, 0].per_query for split in ("Fold1", "Fold2"))
+    assert result.runs["same"] == 2 and result.runs["new"] == 10
+    assert sum("lambdarank [lightgbm] repeat 2: not trained: repeats 0 and 1 gave the same test results" in line
+               for line in lines) == 2
+    assert "2 not trained (repeats of configurations whose repeats 0 and 1 gave the same results" in result.runs_line()
+    assert not any("plrank" in line and "not trained" in line for line in lines)
