@@ -80,6 +80,19 @@ class DaskRankingData:
         return int(self.X.shape[1])
 
 
+def one_partition_per_worker(client, data: DaskRankingData) -> DaskRankingData:
+    """``data`` computed on ``client``'s workers with partition k on worker k (in address order), where there are
+    no more partitions than workers: left to Dask, two partitions of a small file could land on one worker and
+    XGBoost's other workers trained on an empty DMatrix (issue 40). With more partitions than workers, as given."""
+    workers = sorted(client.scheduler_info()["workers"])
+    if not workers or data.n_partitions > len(workers):
+        return data
+    persisted = [client.persist([array.blocks[k] for array in (data.X, data.labels, data.qid, data.group)],
+                                workers=[worker], allow_other_workers=False)
+                 for k, worker in enumerate(workers[:data.n_partitions])]
+    return DaskRankingData(*(da.concatenate([blocks[i] for blocks in persisted]) for i in range(4)))
+
+
 def _parts_from_data(data, n_partitions: int):
     """Split a RankingData into at most ``n_partitions`` pieces of whole queries and similar row counts."""
     targets = np.linspace(0, data.n_docs, n_partitions + 1)[1:-1]
@@ -208,6 +221,7 @@ def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_
                 eval_at, engine_params, seed):
     engine = get_engine(engine)
     check_partitions(train.qid)
+    train = one_partition_per_worker(client, train)
     if valid is not None:
         check_partitions(valid.qid)
     name, objective_params = describe_objective(objective)

@@ -202,3 +202,25 @@ def test_a_dask_run_without_test_or_validation_data_is_refused_before_a_cluster_
     data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
     assert main(["train", "--train", str(data), "--dask-local", "1", "--engine", "xgboost", "--quiet"]) == 2
     assert started == []
+
+
+def test_partitions_are_placed_one_per_worker(client, mq2008):
+    """Two partitions that Dask put on one worker left XGBoost's other worker an empty DMatrix (issue 40 item 5):
+    training places partition k on worker k, whatever held them before."""
+    import xgboost as xgb
+    import xgboost.dask  # noqa: F401
+
+    from plboost.engines.dask import one_partition_per_worker
+
+    data = ranking_collections(mq2008[0], n_partitions=2, client=client)
+    first = sorted(client.scheduler_info()["workers"])[0]
+    crowded = DaskRankingData(*client.persist([data.X, data.labels, data.qid, data.group], workers=[first],
+                                              allow_other_workers=False))
+    assert set(xgb.dask.DaskDMatrix(client, crowded.X, crowded.labels, qid=crowded.qid).worker_map) == {first}
+    spread = one_partition_per_worker(client, crowded)
+    worker_map = xgb.dask.DaskDMatrix(client, spread.X, spread.labels, qid=spread.qid).worker_map
+    assert sorted(len(parts) for parts in worker_map.values()) == [1, 1]
+    for name in ("X", "labels", "qid", "group"):  # the same data, in the same order
+        np.testing.assert_array_equal(getattr(spread, name).compute(), getattr(data, name).compute())
+    three = ranking_collections(mq2008[0], n_partitions=3, client=client)
+    assert one_partition_per_worker(client, three) is three  # more partitions than workers: left to Dask
