@@ -277,20 +277,24 @@ def _add_demo_command(commands) -> None:
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", default=600, help="training queries (default 600)",
                       type=_int_at_least(3, "an integer of at least 3 (a third as many go to validation and to test)"))
-    demo.add_argument("--rounds", type=_positive_int, default=150)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--rounds", type=_positive_int, default=150,
+                      help="most boosting rounds of each configuration, which stops after 30 rounds without "
+                           "a better validation NDCG@10 (default %(default)s)")
+    demo.add_argument("--seed", type=int, default=0,
+                      help="seed of the synthetic data, the engines and the objectives' draws (default %(default)s)")
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
 
 
 def _add_training_options(parser):
-    parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE)
+    parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
+                        help="the library that grows the trees (default %(default)s)")
     parser.add_argument("--rounds", type=_positive_int, default=DEFAULT_SETTINGS.rounds,
                         help="boosting rounds (default %(default)s)")
     parser.add_argument("--learning-rate", type=float, default=DEFAULT_SETTINGS.learning_rate,
-                        help="default %(default)s")
+                        help="shrinkage of each tree's values (default %(default)s)")
     parser.add_argument("--num-leaves", type=_positive_int, default=DEFAULT_SETTINGS.num_leaves,
-                        help="default %(default)s")
+                        help="leaves per tree (default %(default)s)")
     parser.add_argument("--early-stopping", type=_positive_int, metavar="N",
                         help="stop after N rounds without improvement of validation NDCG@max(eval-at)")
     parser.add_argument("--engine-param", action="append", type=parse_assignment, default=[],
@@ -298,7 +302,8 @@ def _add_training_options(parser):
     parser.add_argument("--leaf-values", choices=LEAF_VALUES, default="diagonal",
                         help="PLRank with LightGBM: 'exact' rewrites each tree's leaves with the exact Newton "
                              "step (the paper's Eqn. 9) instead of the diagonal-hessian one (default diagonal)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the engine and of the objective's draws (default %(default)s)")
     memory = parser.add_mutually_exclusive_group()
     memory.add_argument("--out-of-core", dest="out_of_core", action="store_const", const=True, default=None,
                         help="read the data files chunk by chunk into dense chunk files on disk and train from them "
@@ -341,7 +346,8 @@ def _add_evaluation_options(parser):
 
 
 def _add_common_options(parser):
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars, progress lines or compile notices; results and errors only")
     parser.add_argument("--no-cache", action="store_true", help="do not use or write the parsed-file cache")
     _add_debug_option(parser)
 

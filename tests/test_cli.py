@@ -532,3 +532,24 @@ def test_an_unknown_objective_or_parameter_is_refused_before_the_engines_and_the
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]", result.stdout
     assert "unknown objective 'plrankk'" in result.stderr and "did you mean top_k?" in result.stderr
+
+
+def test_every_option_has_a_line_of_help_with_its_default():
+    """``train --help`` showed --engine and --seed without a word, --learning-rate as "default 0.1" (issue 40
+    item 11): every option of every command says what it is, and the default where it has one."""
+    import argparse
+
+    from plboost.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"train", "evaluate", "predict", "compare", "summarize", "demo"} <= set(commands)
+    lacking = []
+    for name, parser in commands.items():
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            words = (action.help or "").split()
+            has_default = action.default not in (None, False, [], argparse.SUPPRESS) and action.nargs != 0
+            if len(words) < 3 or (has_default and "default" not in action.help):
+                lacking.append(f"{name} {'/'.join(action.option_strings) or action.dest}: {action.help!r}")
+    assert lacking == []
