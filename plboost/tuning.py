@@ -306,6 +306,9 @@ def search(spec, train_trial, *, tuning: Tuning, space: SearchSpace, name: str, 
         return value
 
     remaining = tuning.n_trials - len(finished)
+    if finished and log:
+        log(f"{name}: resumed with {len(finished)} of {tuning.n_trials} trials already finished"
+            + (f"; {remaining} to run" if remaining > 0 else "; nothing to run"))
     if remaining > 0:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)

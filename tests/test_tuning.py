@@ -93,6 +93,8 @@ def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkey
     assert trials[2]["state"] == "fail"  # the interrupted trial, kept in tuning.csv
     assert sorted(n for n, row in trials.items() if row["state"] in ("complete", "pruned")) == [0, 1, 3, 4, 5]
     assert not any("started again" in line for line in lines)
+    # the log says how far the search had come (issue 40 item 17)
+    assert sum(line.endswith(": resumed with 2 of 5 trials already finished; 3 to run") for line in lines) == 1, lines
     result.save(tmp_path)
     saved = pd.read_csv(tmp_path / "tuning.csv")
     assert list(saved.columns) == ["dataset", "split", "configuration", "repeat", "trial", "params",
