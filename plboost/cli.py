@@ -277,7 +277,7 @@ def _add_demo_command(commands) -> None:
     demo = commands.add_parser("demo", help="synthetic data -> plboost objectives vs lambdarank -> table")
     demo.add_argument("--queries", default=600, help="training queries (default 600)",
                       type=_int_at_least(3, "an integer of at least 3 (a third as many go to validation and to test)"))
-    demo.add_argument("--rounds", type=_positive_int, default=150,
+    demo.add_argument("--rounds", type=_positive_int, default=300,
                       help="most boosting rounds of each configuration, which stops after 30 rounds without "
                            "a better validation NDCG@10 (default %(default)s)")
     demo.add_argument("--seed", type=int, default=0,
