@@ -24,7 +24,7 @@ lint: $(STAMP)
 # Lint first, then the suite with the docstring examples (setup.cfg), then the kernels' tests again with Numba off,
 # so that coverage sees the kernels' lines too.
 test: lint
-	$(BIN)/python -m pytest --cov --cov-report=
+	$(BIN)/python -m pytest --cov --cov-report= --durations=25
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -m "not engine" --cov --cov-append --cov-report=term \
 		-W "ignore:overflow encountered:RuntimeWarning" \
 		tests/objectives tests/test_metrics.py tests/test_properties.py
