@@ -166,12 +166,7 @@ def _add_train_command(commands) -> None:
 def _add_evaluate_command(commands) -> None:
     """``plboost evaluate``: a saved model's metrics on a file."""
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file")
-    evaluate.add_argument("--model", required=True, type=Path,
-                          help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
-    evaluate.add_argument("--data", required=True, type=Path,
-                          help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
-                               "with the feature columns the model was trained on, in the same order")
-    evaluate.add_argument("--out", type=Path, metavar="PATH", help="write the metrics as JSON")
+    _add_model_and_data_options(evaluate, out="write the metrics as JSON")
     _add_scoring_options(evaluate)
 
 
@@ -182,14 +177,19 @@ def _add_predict_command(commands) -> None:
         description="Score every document of DATA with a saved model and write the raw scores (the model's margin, "
                     "as LightGBM's task=predict and XGBoost's output_margin give them), one per line in the file's "
                     "order, to --out or standard output.")
-    predict.add_argument("--model", required=True, type=Path,
-                         help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
-    predict.add_argument("--data", required=True, type=Path,
-                         help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
-                              "with the feature columns the model was trained on, in the same order")
-    predict.add_argument("--out", type=Path, metavar="PATH", help="write the scores here (default: standard output)")
+    _add_model_and_data_options(predict, out="write the scores here (default: standard output)")
     _add_data_options(predict)
     _add_common_options(predict)
+
+
+def _add_model_and_data_options(parser, *, out: str) -> None:
+    """--model, --data and --out of the commands that score a saved model."""
+    parser.add_argument("--model", required=True, type=Path,
+                        help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
+    parser.add_argument("--data", required=True, type=Path,
+                        help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
+                             "with the feature columns the model was trained on, in the same order")
+    parser.add_argument("--out", type=Path, metavar="PATH", help=out)
 
 
 def _add_compare_command(commands) -> None:
