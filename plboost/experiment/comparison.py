@@ -102,12 +102,12 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                             protocol=protocol, warm_up_seconds={k: v for k, v in warm.items() if v > 0})
     for item in planned:
         comparison.runs[item.action] = comparison.runs.get(item.action, 0) + 1
-    for action in same:
-        comparison.runs[action] -= 1
-        comparison.runs["same"] = comparison.runs.get("same", 0) + 1
         for reason in item.reasons:
             key = reason.split(" (")[0] if "file" in reason else reason
             comparison.redo_reasons[key] = comparison.redo_reasons.get(key, 0) + 1
+    for action in same:
+        comparison.runs[action] -= 1
+        comparison.runs["same"] = comparison.runs.get("same", 0) + 1
     if out_dir is not None:
         add_earlier_runs(comparison, out_dir, chosen, planned, log)
     return comparison
