@@ -326,10 +326,10 @@ for name in sys.argv[1:]:
 FIRST_CALL_OBJECTIVES = tuple(OBJECTIVES)  # registered names
 
 
-def first_call_rows(repeats: int) -> list[dict]:
+def first_call_rows(repeats: int, alone=FIRST_CALL_OBJECTIVES) -> list[dict]:
     """The first gradient call of a fresh install: a new process with an empty Numba cache, against the same
-    call in a new process that finds the kernels cached (50 queries). Each objective alone, then all of
-    them in one process (kernels they share compile once). Medians of ``repeats`` fresh caches."""
+    call in a new process that finds the kernels cached (50 queries). Each objective of ``alone`` alone, then
+    all of them in one process (kernels they share compile once). Medians of ``repeats`` fresh caches."""
     import subprocess
     import tempfile
 
@@ -340,7 +340,7 @@ def first_call_rows(repeats: int) -> list[dict]:
         return [float(x) for x in out]
 
     rows = []
-    for names in [[name] for name in FIRST_CALL_OBJECTIVES] + [list(FIRST_CALL_OBJECTIVES)]:
+    for names in [[name] for name in alone] + [list(FIRST_CALL_OBJECTIVES)]:
         cold, warm = [], []
         for _ in range(repeats):
             with tempfile.TemporaryDirectory(prefix="plboost-numba-") as cache_dir:
@@ -378,17 +378,17 @@ print(json.dumps(seconds))
 """
 
 
-def compile_rows(top: int) -> list[dict]:
+def compile_rows(top: int, objectives=FIRST_CALL_OBJECTIVES) -> list[dict]:
     """Where a fresh install's first call spends its time: each kernel's compilation (Numba's compile events,
-    inclusive of the helpers it compiles first) when every registered objective is called once, in order, in a
-    fresh process with an empty Numba cache (50 queries)."""
+    inclusive of the helpers it compiles first) when each of ``objectives`` (default: every registered one) is
+    called once, in order, in a fresh process with an empty Numba cache (50 queries)."""
     import json
     import subprocess
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="plboost-numba-") as cache_dir:
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, *FIRST_CALL_OBJECTIVES], check=True, text=True,
+        out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, *objectives], check=True, text=True,
                              capture_output=True, env={**os.environ, "NUMBA_CACHE_DIR": cache_dir}).stdout
         total = time.perf_counter() - start
     seconds = json.loads(out.strip().splitlines()[-1])
@@ -396,7 +396,8 @@ def compile_rows(top: int) -> list[dict]:
     rows = [{"kernel": f"compile {name.removeprefix('plboost.')}", "documents": "", "queries": 50, "ms": 1e3 * value,
              "baseline": "", "baseline ms": "", "ratio": "", "note": "inclusive of the helpers it compiles first"}
             for name, value in sorted(own.items(), key=lambda item: -item[1])[:top]]
-    rows.append({"kernel": f"the whole process: all {len(FIRST_CALL_OBJECTIVES)} objectives' first calls",
+    what = f"all {len(objectives)} objectives' first calls" if len(objectives) > 1 else f"{objectives[0]}'s first call"
+    rows.append({"kernel": f"the whole process: {what}",
                  "documents": "", "queries": 50, "ms": 1e3 * total, "baseline": "", "baseline ms": "", "ratio": "",
                  "note": f"{len(own)} plboost kernels and helpers compiled; Numba's own: "
                          f"{1e3 * sum(v for k, v in seconds.items() if not k.startswith('plboost.')):.0f} ms"})
@@ -458,8 +459,10 @@ def main(argv=None) -> int:
         "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
         "leaves": lambda: leaf_rows(30 if small else 3_000, 3 if small else 50, few),
-        "first-call": lambda: first_call_rows(1 if small else 3),
-        "compile": lambda: compile_rows(5 if small else 25),
+        # --small: one objective alone (the code path of each), not all: each compiles everything it uses anew
+        "first-call": lambda: first_call_rows(1 if small else 3, FIRST_CALL_OBJECTIVES[:1] if small
+                                              else FIRST_CALL_OBJECTIVES),
+        "compile": lambda: compile_rows(5, FIRST_CALL_OBJECTIVES[:1]) if small else compile_rows(25),
         "startup": lambda: startup_rows(3 if small else 15),
     }
     with tempfile.TemporaryDirectory(prefix="plboost-bench-") as scratch:
