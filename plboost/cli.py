@@ -472,8 +472,6 @@ def main(argv=None) -> int:
         return 2
 
 
-
-
 @contextlib.contextmanager
 def _compile_notices(args):
     """Say on standard error when the command starts compiling plboost's kernels (the first run after installing:

@@ -26,7 +26,6 @@ CIKM 2009.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -186,10 +185,9 @@ def err(scores, labels, *, offsets=None, group=None, k=None, g_max=None, no_rele
     >>> err([2.0, 1.0], [1, 2], group=[2], g_max=2)  # 1/4 + (1/2)(3/4)(3/4)
     0.53125
     """
-    Conventions(no_relevant=no_relevant, g_max=g_max)  # validates
     scores, labels, offsets = _check_inputs(scores, labels, offsets, group)
-    g_max = _resolved_g_max(labels, g_max)
-    conventions = Conventions(no_relevant=no_relevant, g_max=g_max)
+    conventions = Conventions(no_relevant=no_relevant, g_max=_resolved_g_max(labels, g_max))
+    g_max = conventions.g_max
     ks = _check_ks("k", [_WHOLE_LIST if k is None else k])
     _check_err_labels(labels, g_max)
     values = _err_kernel(_rank_labels(scores, labels, offsets), offsets, ks, float(g_max))[:, 0]
@@ -274,10 +272,10 @@ def evaluate(scores, labels, *, offsets=None, group=None, ndcg_at=(1, 3, 5, 10),
     queries without relevant documents count as 1 in NDCG and MAP and 0 in ERR (LightGBM/XGBoost);
     ties: stable sort by score, descending, input order decides
     """
-    Conventions(gain=gain, no_relevant=no_relevant, g_max=g_max, relevant_min=relevant_min)  # validates
     scores, labels, offsets = _check_inputs(scores, labels, offsets, group)
-    g_max = _resolved_g_max(labels, g_max)
-    conventions = Conventions(gain=gain, no_relevant=no_relevant, g_max=g_max, relevant_min=relevant_min)
+    conventions = Conventions(gain=gain, no_relevant=no_relevant, g_max=_resolved_g_max(labels, g_max),
+                              relevant_min=relevant_min)
+    g_max = conventions.g_max
     ndcg_ks = _check_ks("ndcg_at", ndcg_at)
     err_ks = _check_ks("err_at", err_at)
     if whole_err:
@@ -423,11 +421,11 @@ def _check_inputs(scores, labels, offsets, group):
 
 
 def _resolved_g_max(labels, g_max) -> int:
-    """ERR's ``g_max``: as given, else the largest label (at least 1), so that ERR follows the data's scale."""
+    """ERR's ``g_max``: as given, else the largest label (at least 1; labels are checked whole and finite), so that
+    ERR follows the data's scale."""
     if g_max is not None:
         return g_max
-    largest = float(labels.max()) if labels.size else 1.0
-    return max(1, math.ceil(largest)) if math.isfinite(largest) else 1
+    return max(1, int(labels.max())) if labels.size else 1
 
 
 def _check_err_labels(labels, g_max):

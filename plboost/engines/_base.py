@@ -123,6 +123,7 @@ def describe_objective(objective) -> tuple[str, dict]:
     """Name and parameters of an objective given as an instance or a built-in name."""
     if isinstance(objective, RankingObjective):
         return objective.name, objective.get_params()
-    if class_given_message(objective):
-        raise InputTypeError(class_given_message(objective))
+    message = class_given_message(objective)
+    if message:
+        raise InputTypeError(message)
     return str(objective), {}

@@ -111,8 +111,8 @@ def save(comparison, directory, significance=None) -> dict:
               r.train_seconds, r.trees_used] for r in comparison.results]
     summary = comparison.summary()
     summary_fields = ["configuration", "dataset", *list(summary[0])[1:]]
-    summary_rows = [summary_fields] + [[{**row, "dataset": comparison.dataset_name}[name] for name in summary_fields]
-                                       for row in summary]
+    summary_rows = [summary_fields] + [[comparison.dataset_name if name == "dataset" else row[name]
+                                        for name in summary_fields] for row in summary]
     payload = {"dataset": comparison.dataset, "conventions": comparison.conventions, "versions": environment_versions(),
                "configurations": [{"label": s.label, **asdict(s)} for s in comparison.specs],
                "results": comparison.split_means(), "runs": [r.brief() for r in comparison.results], "summary": summary}
