@@ -33,7 +33,7 @@ EXTRA = (PLRank(top_k=10, n_permutations=3, seed=1), PLRank(top_k=None, n_permut
 FLOOR = 1e-6
 #: the largest label an objective takes, by name, where it is not 1000 (URank: 2^y - 1 weights; uMart: LightGBM's
 #: default label_gain)
-MAX_LABELS = {"urank": URANK_MAX_LABEL, "umart": 30}
+MAX_LABELS = {"urank": URANK_MAX_LABEL, "umart": 30, "lambdaloss": 30}
 #: the objective fixture is one object per test, reused by hypothesis's examples: an objective's cached states
 #: are keyed by the data's content, so a reused one gives what a fresh one gives
 REUSED_OBJECTIVE = [HealthCheck.function_scoped_fixture]

@@ -11,6 +11,7 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, stop_at_low
 """
 
 from ._base import RankingObjective, class_given_message, registry
+from .lambdaloss import LambdaLoss
 from .listnet import ListNet
 from .pa_listmle import PositionAwareListMLE
 from .partition import PLLowerBound, PLPartition
@@ -20,7 +21,8 @@ from .umart import UMart
 from .urank import URank
 
 #: objective classes by the name the CLI and result files use
-OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE, PLRank3)
+OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE, PLRank3,
+                      LambdaLoss)
 
 
 def get_objective(name: str, **params) -> RankingObjective:

@@ -138,7 +138,7 @@ import numpy as np
 from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp, stable_argsort
-from .._random import splitmix64, uniform
+from .._random import score_stream_key, stream_order, uniform
 from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
 
 #: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
@@ -146,8 +146,6 @@ GAINS = ("exp", "linear")
 #: queries whose scores span at most this are sampled and summed in linear space (e^{-600} is a normal float)
 _LINEAR_SPAN = 600.0
 _SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
-#: hashed in place of the relative score of a document more than WIDEST_SCORE_GAP below its query's top
-_FAR = np.uint64(0x7FF8_0000_0000_0001)
 #: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
 CURVATURES = ("expected", "lambda")
 _EXPECTED = 0
@@ -203,29 +201,6 @@ def _top_k(keys, n, k, heap_key, heap_index, top):
 
 # --------------------------------------------------------------------------------------------------
 # The estimate
-
-@helper
-def _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap):
-    """The key of the query's draws: a hash of the seed, the size, and, document by document in ``order``
-    (by score, descending), the label and the bits of ``s - s_max`` (a marker for documents more than
-    ``widest_gap`` below the top, whose relative scores narrowing may change). ``relative`` is scratch."""
-    n = hi - lo
-    for t in range(n):
-        relative[t] = scores[lo + order[t]] - top_score
-    bits = relative[:n].view(np.uint64)
-    key = splitmix64(splitmix64(np.uint64(seed)) ^ np.uint64(n))
-    for t in range(n):
-        key = splitmix64(key ^ np.uint64(np.int64(labels[lo + order[t]])))
-        key = splitmix64(key ^ (bits[t] if relative[t] > -widest_gap else _FAR))
-    return key
-
-
-@kernel
-def stream_order(scores):
-    """The documents of a query by score, descending, ties in input order: document ``stream_order[t]`` draws
-    uniform number t of each ranking's stream."""
-    return stable_argsort(-scores)
-
 
 @helper
 def _grade_index(gains, lo, hi, grade_of, grades):
@@ -292,7 +267,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
             top_score = max(top_score, scores[i])
             bottom_score = min(bottom_score, scores[i])
         order = stream_order(scores[lo:hi])
-        key = _draw_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
+        key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
         linear = top_score - bottom_score <= linear_span
         n_query_grades = _grade_index(gains, lo, hi, grade_of, grades) if curvature == _LAMBDA else 0
         for i in range(n):

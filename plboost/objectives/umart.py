@@ -36,53 +36,9 @@ import numpy as np
 
 from .._constraints import Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
-from .._numerics import stable_argsort
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
-
-#: LightGBM's default label_gain covers labels 0..30
-_DEFAULT_GAIN_LABELS = 31
-
-
-@kernel
-def _inverse_max_dcgs(first, end, labels, offsets, gains, at, result):
-    """1 / (DCG at ``at`` of the ideal ordering of each query ``first <= q < end``), or 0 when that DCG is 0,
-    written to ``result``. The ideal ordering is read off a count of each label (labels index ``gains``)."""
-    count = np.empty(gains.shape[0], dtype=np.int64)
-    for q in range(first, end):
-        for label in range(gains.shape[0]):
-            count[label] = 0
-        for i in range(offsets[q], offsets[q + 1]):
-            count[np.int64(labels[i])] += 1
-        total = 0.0
-        position = 0
-        for label in range(gains.shape[0] - 1, -1, -1):
-            for _ in range(count[label]):
-                if position == at:
-                    break
-                total += gains[label] / np.log2(2.0 + position)
-                position += 1
-        result[q] = 1.0 / total if total > 0.0 else 0.0
-
-
-#: LightGBM's sigmoid table: 2^20 bins over [-25 / sigma, 25 / sigma]
-_SIGMOID_BINS = 1024 * 1024
-#: LightGBM adds the float constant 0.01f (0.0099999998) to |s_h - s_l|
-_DISTANCE_EPSILON = float(np.float32(0.01))
-
-
-@helper
-def _lightgbm_sigmoid(delta, sigma):
-    """LightGBM's table lookup for 1 / (1 + exp(sigma * delta)), computed without storing the table."""
-    low = -50.0 / sigma / 2.0
-    factor = _SIGMOID_BINS / (-2.0 * low)
-    if delta <= low:
-        index = 0
-    elif delta >= -low:
-        index = _SIGMOID_BINS - 1
-    else:
-        index = np.int64((delta - low) * factor)
-    return 1.0 / (1.0 + np.exp((index / factor + low) * sigma))
-
+from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
+                          position_discounts, sorted_query, write_query)
 
 @helper
 def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several, limit,
@@ -126,7 +82,7 @@ def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, wind
                         p_l, p_h = _rescaled_pair(score, level, window_of, several, level_i, i, j, sigma)
                     f = (gain_i - gain[j]) * (discount_i - discounts[j]) * inverse_max_dcg
                     if divide:
-                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                        f /= DISTANCE_EPSILON + (score_i - score[j])
                     step = sigma * p_l * f
                     lam_i -= step
                     nu_i += sigma_hess * p_l * p_h * f
@@ -145,7 +101,7 @@ def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, wind
                         p_l, p_h = _rescaled_pair(score, level, window_of, several, r, j, i, sigma)
                     f = (gain[j] - gain_i) * (discount_i - discounts[j]) * inverse_max_dcg
                     if divide:
-                        f /= _DISTANCE_EPSILON + (score_i - score[j])
+                        f /= DISTANCE_EPSILON + (score_i - score[j])
                     step = sigma * p_l * f
                     lam_i += step
                     nu_i += sigma_hess * p_l * (1.0 - p_l) * f
@@ -165,78 +121,6 @@ def _rescaled_pair(score, level, window_of, several, r, high, low, sigma):
         p_l = 1.0 / (1.0 + np.exp(sigma * (score[high] - score[low])))
         return p_l, 1.0 - p_l
     return _rescaled_window(score, level, window_of, r, window_of[r, low], high, low, sigma)
-
-
-@helper
-def _lightgbm_pairs(score, level, gain, discounts, limit, inverse_max_dcg, sigma, divide, lam, nu):
-    """The B = 1 pair terms exactly as LightGBM computes them: its sigmoid table, its order of
-    operations, float32 sums (each document's sum sees its terms in LightGBM's order). Returns Λ."""
-    n = score.shape[0]
-    total = 0.0
-    for i in range(limit):
-        for j in range(i + 1, n):
-            if level[i] == level[j]:
-                continue
-            ih, il = (i, j) if level[i] > level[j] else (j, i)
-            p_l = _lightgbm_sigmoid(score[ih] - score[il], sigma)
-            f = (gain[ih] - gain[il]) * abs(discounts[ih] - discounts[il]) * inverse_max_dcg
-            if divide:
-                f /= _DISTANCE_EPSILON + abs(score[ih] - score[il])
-            step = p_l * (sigma * f)
-            curvature = np.float32((p_l * (1.0 - p_l)) * (sigma * sigma * f))
-            lam[il] = np.float32(lam[il]) + np.float32(step)
-            lam[ih] = np.float32(lam[ih]) - np.float32(step)
-            nu[il] = np.float32(nu[il]) + curvature
-            nu[ih] = np.float32(nu[ih]) + curvature
-            total += 2.0 * step
-    return total
-
-
-@helper
-def _umart_sorted_query(scores, labels, lo, hi, gains, sigma):
-    """Query ``lo:hi`` ordered by score, descending, ties in input order (LightGBM's order): the order,
-    and by position the score, gain, e^{sigma (s - max)} and label level (0 the lowest label present),
-    and the number of levels."""
-    n = hi - lo
-    negated = np.empty(n)
-    for i in range(n):
-        negated[i] = -scores[lo + i]
-    by_score = stable_argsort(negated)
-    score = np.empty(n)
-    gain = np.empty(n)
-    expo = np.empty(n)
-    label = np.empty(n, dtype=np.int64)
-    top = scores[lo + by_score[0]]
-    for i in range(n):
-        score[i] = scores[lo + by_score[i]]
-        label[i] = np.int64(labels[lo + by_score[i]])
-        gain[i] = gains[label[i]]
-        expo[i] = np.exp(sigma * (score[i] - top))
-    # levels from a table over the possible labels
-    level_of = np.zeros(gains.shape[0], dtype=np.int64)
-    for i in range(n):
-        level_of[label[i]] = 1
-    n_levels = 0
-    for value in range(gains.shape[0]):
-        if level_of[value]:
-            level_of[value] = n_levels
-            n_levels += 1
-    level = label  # reused: a label is read before its level is written
-    for i in range(n):
-        level[i] = level_of[label[i]]
-    return by_score, score, gain, expo, level, n_levels
-
-
-@helper
-def _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
-    """Gradients and raw hessians of a query from its pair sums by position (LambdaMART's log norm
-    rescales them by log2(1 + Λ) / Λ)."""
-    factor = 1.0
-    if log_norm and total_lambda > 0.0:
-        factor = np.log2(1.0 + total_lambda) / total_lambda
-    for i in range(by_score.shape[0]):
-        grad[lo + by_score[i]] = lam_p[i] * factor
-        hess[lo + by_score[i]] = nu_p[i] * factor
 
 
 @helper
@@ -276,7 +160,7 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
             grad[lo:hi] = 0.0
             hess[lo:hi] = 0.0
             continue
-        by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
+        by_score, score, gain, expo, level, n_levels = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
         window_of, windows = _windows(level, expo, n_levels, window)
@@ -284,29 +168,7 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
                                      window > 1, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
                                      sigma ** hessian_power, score_distance_norm and score[0] != score[n - 1],
                                      lam_p, nu_p)
-        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
-
-
-@kernel
-def _lightgbm_arithmetic_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, sigma,
-                                truncation, score_distance_norm, log_norm, grad, hess):
-    """``_umart_kernel`` with window 1 and LightGBM's own pair arithmetic: probabilities from its sigmoid
-    table, float32 accumulation (``_lightgbm_pairs``). A kernel of its own, so that a fresh install compiles
-    only the one a uMart uses."""
-    for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inverse_max_dcgs[q] == 0.0:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
-            continue
-        by_score, score, gain, expo, level, n_levels = _umart_sorted_query(scores, labels, lo, hi, gains, sigma)
-        lam_p = np.zeros(n)
-        nu_p = np.zeros(n)
-        total_lambda = _lightgbm_pairs(score, level, gain, discounts, min(n - 1, truncation), inverse_max_dcgs[q],
-                                       sigma, score_distance_norm and score[0] != score[n - 1], lam_p, nu_p)
-        _write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
+        write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
 
 
 @helper
@@ -395,7 +257,7 @@ class UMart(RankingObjective):
     #: lightgbm_arithmetic needs window=1 and hessian_sigma_power=2; the preset and truncation level are named
     _non_default_examples = {"window": 1, "hessian_sigma_power": 2, "lightgbm_arithmetic": True, "preset": "paper",
                              "lambdarank_truncation_level": 12,
-                             "label_gain": tuple(float(y) for y in range(_DEFAULT_GAIN_LABELS))}
+                             "label_gain": tuple(float(y) for y in range(DEFAULT_GAIN_LABELS))}
     #: None (and "preset" for the truncation level) takes the preset's value
     parameter_constraints = {"window": Integer(low=1), "sigmoid": (Real(low=0, low_open=True), None),
                              "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
@@ -431,25 +293,13 @@ class UMart(RankingObjective):
         log = self.lambdarank_norm if self.log_norm is None else self.log_norm
         return distance, log
 
-    def _gains(self, labels) -> np.ndarray:
-        top = int(labels.max()) if labels.size else 0
-        if self.label_gain is None:
-            if top >= _DEFAULT_GAIN_LABELS:
-                raise ValueError(f"label {top} is beyond the default label_gain (labels 0..30, as LightGBM's); "
-                                 "pass label_gain=[...] to cover it")
-            return np.exp2(np.arange(_DEFAULT_GAIN_LABELS, dtype=np.float64)) - 1.0
-        if top >= len(self.label_gain):
-            raise ValueError(f"label {top} has no entry in label_gain (it covers labels 0..{len(self.label_gain) - 1})")
-        return np.asarray(self.label_gain, dtype=np.float64)
-
     def _prepare(self, data: QueryData):
-        gains = self._gains(data.labels)
+        gains = label_gains(data.labels, self.label_gain)
         longest = int(np.diff(data.offsets).max())
         at = self.max_dcg_at or self.lambdarank_truncation_level or longest
-        discounts = 1.0 / np.log2(2.0 + np.arange(longest))  # D(i), by position
-        inverse_max_dcgs = np.empty(data.offsets.size - 1)
-        over_queries(_inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcgs)
-        return gains, discounts, inverse_max_dcgs
+        inverse_max_dcg = np.empty(data.offsets.size - 1)
+        over_queries(inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcg)
+        return gains, position_discounts(longest), inverse_max_dcg
 
     def _updated_params(self, params: dict) -> dict:
         """With a new ``preset``, the parameters still at the current preset's value follow the new one (as they
@@ -462,12 +312,13 @@ class UMart(RankingObjective):
         return {**current, **params}
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
-        gains, discounts, inverse_max_dcgs = state
+        gains, discounts, inverse_max_dcg = state
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         distance, log = self._switches
-        common = (data.offsets, scores, data.labels, data.offsets, inverse_max_dcgs, gains, discounts)
+        common = (data.offsets, scores, data.labels, data.offsets, inverse_max_dcg, gains, discounts)
         if self.lightgbm_arithmetic:
-            over_queries(_lightgbm_arithmetic_kernel, *common, self.sigmoid, truncation, distance, log, grad, hess)
+            over_queries(lambda_kernel, *common, np.empty(0), self.sigmoid, truncation, 1.0, 0.0, distance, log, True,
+                         grad, hess, np.empty(data.offsets.size - 1))
         else:
             over_queries(_umart_kernel, *common, self.window, self.sigmoid, truncation, distance, log,
                          self.hessian_sigma_power, grad, hess)

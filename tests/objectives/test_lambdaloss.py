@@ -1,0 +1,206 @@
+"""LambdaLoss against a plainly written loss (finite differences), against LambdaMART's lambdas written from
+their definition, and, at mu = 0, against uMart(window=1) and LightGBM's own lambdarank bit for bit."""
+
+import math
+
+import lightgbm as lgb
+import mpmath
+import numpy as np
+import pytest
+
+from plboost.data import load_splits
+from plboost.objectives import LambdaLoss, UMart
+
+
+# --------------------------------------------------------------------------------------------------
+# Slow references written straight from the paper's definitions
+
+def ranks_of(scores):
+    """1-based rank of each document by score, descending, ties in input order."""
+    order = sorted(range(len(scores)), key=lambda d: -scores[d])  # Python's sort is stable
+    rank = [0] * len(scores)
+    for position, d in enumerate(order):
+        rank[d] = position + 1
+    return rank
+
+
+def pair_weights(labels, rank, *, loss="ndcg_loss2++", mu=5.0, truncation=None):
+    """{(i, j): weight} over the pairs y_i > y_j with min(rank) <= truncation: (rho + mu delta) |G_i - G_j| for
+    NDCG-Loss2++, mu delta |G_i - G_j| for NDCG-Loss2; G = (2^y - 1) / maxDCG, maxDCG at the truncation."""
+    n = len(labels)
+    cut = n if truncation is None else truncation
+    ideal = sorted((2.0 ** y - 1 for y in labels), reverse=True)[:cut]
+    max_dcg = sum(g / math.log2(1 + r) for r, g in enumerate(ideal, start=1))
+    weights = {}
+    if max_dcg == 0:
+        return weights
+    for i in range(n):
+        for j in range(n):
+            if labels[i] <= labels[j] or min(rank[i], rank[j]) > cut:
+                continue
+            gain_gap = (2.0 ** labels[i] - 2.0 ** labels[j]) / max_dcg
+            rho = abs(1 / math.log2(1 + rank[i]) - 1 / math.log2(1 + rank[j]))
+            distance = abs(rank[i] - rank[j])
+            delta = 1 / math.log2(1 + distance) - 1 / math.log2(2 + distance)
+            weights[i, j] = ((rho if loss == "ndcg_loss2++" else 0.0) + mu * delta) * gain_gap
+    return weights
+
+
+def lambdaloss_reference(scores, weights, sigma=1.0):
+    """sum over pairs of weight * log(1 + exp(-sigma (s_i - s_j))), the weights (ranks) held fixed."""
+    return sum(w * mpmath.log(1 + mpmath.exp(-sigma * (scores[i] - scores[j]))) for (i, j), w in weights.items())
+
+
+def lambdamart_reference(scores, weights, sigma=1.0, norm=True):
+    """LightGBM's lambdas for pair weights F: sigma p F per pair, F divided by 0.01 + |s_i - s_j| and the query
+    scaled by log2(1 + L) / L with ``norm``."""
+    n = len(scores)
+    lam, nu = [0.0] * n, [0.0] * n
+    spread = max(scores) != min(scores)
+    total = 0.0
+    for (i, j), f in weights.items():
+        if norm and spread:
+            f /= float(np.float32(0.01)) + abs(scores[i] - scores[j])
+        p = 1 / (1 + math.exp(sigma * (scores[i] - scores[j])))
+        lam[i] -= sigma * p * f
+        lam[j] += sigma * p * f
+        nu[i] += sigma ** 2 * p * (1 - p) * f
+        nu[j] += sigma ** 2 * p * (1 - p) * f
+        total += 2 * sigma * p * f
+    factor = math.log2(1 + total) / total if norm and total > 0 else 1.0
+    return np.array(lam) * factor, np.array(nu) * factor
+
+
+def random_queries(seed, n_queries=20, max_size=25, scale=2.0):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, max_size, size=n_queries)
+    labels = rng.integers(0, 5, size=sizes.sum()).astype(float)
+    scores = np.round(rng.normal(scale=scale, size=sizes.sum()), 1)  # rounded: many tied scores
+    return scores, labels, np.r_[0, np.cumsum(sizes)]
+
+
+# --------------------------------------------------------------------------------------------------
+# The loss: gradients and hessians by finite differences, ranks held at the current scores' (ties included)
+
+@pytest.mark.parametrize("params, reference", [
+    ({}, {}),
+    ({"mu": 0.0}, {"mu": 0.0}),
+    ({"mu": 12.5, "sigmoid": 2.0}, {"mu": 12.5, "sigma": 2.0}),
+    ({"loss": "ndcg_loss2"}, {"loss": "ndcg_loss2", "mu": 1.0}),
+    ({"lambdarank_truncation_level": 4}, {"truncation": 4}),
+])
+@pytest.mark.parametrize("scale", [2.0, 60.0])
+def test_gradients_are_the_losss_by_finite_differences(central_differences, params, reference, scale):
+    scores, labels, offsets = random_queries(seed=len(str(params)), scale=scale)
+    obj = LambdaLoss(preset="loss", hessian_floor=0.0, **params)
+    grad, hess = obj.gradients(scores, labels, offsets)
+    losses = obj.losses(scores, labels, offsets)
+    reference = dict(reference)  # one dict serves every scale
+    sigma = reference.pop("sigma", 1.0)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 10.0, **reference})
+        g, h, value = central_differences(lambda s, w=weights: lambdaloss_reference(s, w, sigma), scores[lo:hi])
+        np.testing.assert_allclose(grad[lo:hi], g, rtol=1e-5, atol=1e-7, err_msg=f"query {q}")
+        np.testing.assert_allclose(hess[lo:hi], h, rtol=1e-5, atol=1e-7, err_msg=f"query {q}")
+        assert losses[q] == pytest.approx(float(value), rel=1e-10, abs=1e-12)
+        assert abs(float(grad[lo:hi].astype(np.float64).sum())) < 1e-5
+
+
+def test_tiny_and_uninformative_queries_have_no_gradient():
+    """One document; all labels tied; no relevant document: no pair, so zero gradients and the floor."""
+    scores = np.array([0.3, 0.1, -0.2, 0.5, 0.5, 1.0, 0.0])
+    labels = np.array([2.0, 1.0, 1.0, 0.0, 0.0, 3.0, 0.0])
+    offsets = np.array([0, 1, 3, 5, 7])  # [2] | [1, 1] | [0, 0] | [3, 0]
+    for obj in (LambdaLoss(), LambdaLoss(preset="loss"), LambdaLoss(loss="ndcg_loss2")):
+        grad, hess = obj.gradients(scores, labels, offsets)
+        np.testing.assert_array_equal(grad[:5], 0.0)
+        np.testing.assert_array_equal(hess[:5], np.float32(1e-6))
+        assert grad[5] < 0 < grad[6] and np.all(hess[5:] > 1e-6)
+
+
+def test_hessians_are_positive_and_finite_at_extreme_scores():
+    scores, labels, offsets = random_queries(seed=7)
+    for factor in (1.0, 1e3, 1e8):
+        for obj in (LambdaLoss(), LambdaLoss(preset="loss", hessian_floor=0.0)):
+            grad, hess = obj.gradients(scores * factor, labels, offsets)
+            assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)) and np.all(hess >= 0)
+    assert np.all(np.isfinite(LambdaLoss(preset="loss").losses(scores * 1e8, labels, offsets)))
+
+
+# --------------------------------------------------------------------------------------------------
+# The LightGBM preset: LambdaMART's lambdas with the distance term
+
+@pytest.mark.parametrize("params, reference", [
+    ({}, {"truncation": 30}),
+    ({"mu": 1.5, "lambdarank_truncation_level": 3}, {"mu": 1.5, "truncation": 3}),
+    ({"loss": "ndcg_loss2", "lambdarank_norm": False}, {"loss": "ndcg_loss2", "mu": 1.0, "truncation": 30}),
+])
+def test_the_lightgbm_preset_matches_lambdamart_with_the_distance_term(params, reference):
+    scores, labels, offsets = random_queries(seed=11)
+    norm = params.get("lambdarank_norm", True)
+    grad, hess = LambdaLoss(hessian_floor=0.0, **params).gradients(scores, labels, offsets)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 10.0, **reference})
+        lam, nu = lambdamart_reference(scores[lo:hi].tolist(), weights, norm=norm)
+        np.testing.assert_allclose(grad[lo:hi], lam, rtol=2e-6, atol=1e-7, err_msg=f"query {q}")
+        np.testing.assert_allclose(hess[lo:hi], nu, rtol=2e-6, atol=1e-7, err_msg=f"query {q}")
+
+
+def test_losses_are_refused_where_the_lambdas_are_no_gradient():
+    scores, labels, offsets = random_queries(seed=2)
+    for obj in (LambdaLoss(), LambdaLoss(preset="loss", lightgbm_arithmetic=True)):
+        with pytest.raises(NotImplementedError, match="preset='loss'"):
+            obj.losses(scores, labels, offsets)
+
+
+def test_mu_follows_the_loss_and_the_preset_its_parameters():
+    assert LambdaLoss().mu == 10.0 and LambdaLoss(loss="ndcg_loss2").mu == 1.0
+    assert LambdaLoss().set_params(loss="ndcg_loss2").mu == 1.0
+    assert LambdaLoss(mu=3.0).set_params(loss="ndcg_loss2").mu == 3.0
+    moved = LambdaLoss().set_params(preset="loss")
+    assert moved.lambdarank_truncation_level is None and moved.lambdarank_norm is False
+    kept = LambdaLoss(lambdarank_truncation_level=8).set_params(preset="loss")
+    assert kept.lambdarank_truncation_level == 8
+    assert LambdaLoss.search_fixed_by({"loss": "ndcg_loss2"}) == {"mu"} and not LambdaLoss.search_fixed_by({})
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"mu": -1.0}, "mu"), ({"loss": "arp_loss1"}, "loss"), ({"sigmoid": 0.0}, "sigmoid"),
+    ({"preset": "paper"}, "preset"), ({"lambdarank_truncation_level": 0}, "truncation"),
+])
+def test_bad_parameters_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LambdaLoss(**kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# mu = 0 is LambdaRank: uMart(window=1) and LightGBM's lambdarank, bit for bit
+
+@pytest.mark.parametrize("params", [{}, {"lambdarank_norm": False}, {"lambdarank_truncation_level": 7}])
+def test_mu_zero_is_umart_window_one_bit_for_bit(params):
+    scores, labels, offsets = random_queries(seed=5, max_size=60)
+    for arithmetic in (True, False):
+        ours = LambdaLoss(mu=0.0, lightgbm_arithmetic=arithmetic, **params).gradients(scores, labels, offsets)
+        theirs = UMart(window=1, lightgbm_arithmetic=arithmetic, **params).gradients(scores, labels, offsets)
+        for a, b in zip(ours, theirs, strict=True):
+            if arithmetic:
+                np.testing.assert_array_equal(a, b)
+            else:  # uMart's exact path sums in another order
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("params", [{}, {"lambdarank_norm": False}])
+def test_mu_zero_trains_lightgbms_lambdarank_bit_for_bit(shared_data, params):
+    fold = shared_data / "MQ2008" / "Fold1"
+    train, test = load_splits(fold / "train.txt.gz", fold / "test.txt.gz")
+    dataset = train.to_lightgbm(params={"verbosity": -1}).construct()
+    tree = {"num_leaves": 31, "learning_rate": 0.1, "seed": 0, "verbosity": -1}
+    builtin = lgb.train({"objective": "lambdarank", **tree, **params}, dataset, 30)
+    ours = lgb.train({"objective": LambdaLoss(mu=0.0, lightgbm_arithmetic=True, hessian_floor=0.0, **params), **tree},
+                     dataset, 30)
+    np.testing.assert_array_equal(ours.predict(test.X, raw_score=True), builtin.predict(test.X, raw_score=True))
+    with_distance = lgb.train({"objective": LambdaLoss(lightgbm_arithmetic=True, **params), **tree}, dataset, 30)
+    assert not np.array_equal(with_distance.predict(test.X), builtin.predict(test.X))
