@@ -19,10 +19,11 @@ from .pl_rank3 import PLRank3
 from .plrank import PLRank, PLRankState
 from .umart import UMart
 from .urank import URank
+from .yetirank import YetiRank
 
 #: objective classes by the name the CLI and result files use
 OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE, PLRank3,
-                      LambdaLoss)
+                      LambdaLoss, YetiRank)
 
 
 def get_objective(name: str, **params) -> RankingObjective:

@@ -1,0 +1,325 @@
+"""YetiRank and YetiLoss: pairwise logistic gradients on neighbouring pairs of rankings drawn from noisy scores.
+
+YetiRank: Gulin, Kuralenok, Pavlov, "Winning the transfer learning track of Yahoo!'s learning to rank challenge
+with YetiRank", JMLR W&CP 14 (2011); CatBoost's default ranking loss. YetiLoss: Lyzhin, Ustimenko, Gulin,
+Prokhorenkova, "Which Tricks Are Important for Learning to Rank?", ICML 2023 (CatBoost's YetiRank ``mode``).
+
+For one query with scores s and labels y, each of P rankings is drawn by sorting the perturbed scores
+z_d = s_d + τ ε_d (descending, ties in input order). Walking a ranking, position t (0-based) pairs with the
+documents at t + 1 .. t + K (K = ``neighbors``); a pair of different labels, h the higher-rated and l the other,
+gets a weight c, and W_hl = (1/P) Σ c over the rankings. The gradient and diagonal hessian are those of
+
+.. math::
+
+    \\sum_{h, l} W_{hl} \\log\\bigl(1 + e^{-(s_h - s_l)}\\bigr), \\quad
+    g_h \\mathrel{-}= W_{hl} p, \\; g_l \\mathrel{+}= W_{hl} p, \\;
+    h_h, h_l \\mathrel{+}= W_{hl} p (1 - p), \\quad p = \\frac{1}{1 + e^{s_h - s_l}},
+
+at the unperturbed scores, the weights held fixed (``hessian="pair_weight"`` takes W_hl itself as the
+curvature, CatBoost's GPU choice). The weight c of a pair at positions t < u:
+
+- ``loss="classic"`` (YetiRank): c = ``weight_scale`` · ``decay``^t · |y_h - y_l|, neighbours only (CatBoost's
+  0.15 and 0.85);
+- ``"dcg"`` / ``"ndcg"`` (YetiLoss): |ΔDCG@k| of swapping the two, |G_h - G_l| · |D(t) - D(u)| with
+  D(t) = 1 / log2(2 + t) for t < k and 0 beyond, divided by the ideal DCG@k for NDCG; G(y) = y (``gain="linear"``,
+  CatBoost's) or 2^y - 1; only t < k;
+- ``"mrr"`` (YetiLoss): |ΔRR| of the swap, the relevant documents being those of label > 0.
+
+The noise ε: ``"logistic"`` log(u / (1 - u)), CatBoost's (which CatBoost's option calls "Gumbel": it
+multiplies e^s by u / (1.000001 - u)); ``"gumbel"`` -log(-log u), with which each ranking is a Plackett-Luce
+draw of softmax(s / τ); ``"none"``, the ranking by the scores themselves. Differences of two logistic
+variables are not logistic, so logistic noise is not Plackett-Luce sampling.
+
+Draws: the uniforms u come from the counter-based stream of PL-Rank-3 (:func:`plboost._random.score_stream_key`):
+document d's uniform of ranking p is number p n + t_d, t_d its place by score. A call is a pure function of
+(scores, labels, offsets, parameters): each round draws anew; threads, copies and earlier calls change nothing.
+CatBoost's draws depend on the query's place in the data instead, so the two agree in distribution, not bit for
+bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._constraints import SEED, Integer, Options, Real
+from .._jit import helper, kernel, over_queries
+from .._numerics import stable_argsort
+from .._random import score_stream_key, stream_order, uniform
+from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
+
+NOISES = ("logistic", "gumbel", "none")
+LOSSES = ("classic", "dcg", "ndcg", "mrr")
+GAINS = ("linear", "exp")
+HESSIANS = ("logistic", "pair_weight")
+_LOGISTIC, _GUMBEL = 0, 1
+_CLASSIC, _DCG, _NDCG, _MRR = 0, 1, 2, 3
+#: a uniform of 0 is drawn as this, so that every noise is finite
+_SMALLEST_UNIFORM = 2.0 ** -60
+
+#: "catboost": CatBoost's YetiRank defaults (1.2.x); "plackett_luce": YetiLoss on NDCG with rankings drawn from
+#: the Plackett-Luce model of the current scores, plboost's NDCG gains
+_PRESETS = {
+    "catboost": dict(noise="logistic", noise_scale=1.0, permutations=10, decay=0.85, weight_scale=0.15,
+                     loss="classic", gain="linear", neighbors=1, hessian="logistic"),
+    "plackett_luce": dict(noise="gumbel", noise_scale=1.0, permutations=10, decay=0.85, weight_scale=0.15,
+                          loss="ndcg", gain="exp", neighbors=1, hessian="logistic"),
+}
+
+
+@helper
+def _noisy_scores(scores, lo, n, order, key, ranking, noise, noise_scale, z):
+    """z_d = s_d + τ ε_d for ranking number ``ranking`` of the query at ``lo`` (module docstring)."""
+    for t in range(n):
+        d = order[t]
+        u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
+        if noise == _LOGISTIC:
+            epsilon = np.log(u) - np.log1p(-u)
+        elif noise == _GUMBEL:
+            epsilon = -np.log(-np.log(u))
+        else:
+            epsilon = 0.0
+        z[d] = scores[lo + d] + noise_scale * epsilon
+
+
+@helper
+def _discount(t, top):
+    return 1.0 / np.log2(2.0 + t) if t < top else 0.0
+
+
+@helper
+def _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top, first_relevant, second_relevant):
+    """c of the documents at positions t < u of a sampled ranking (module docstring), before the query's
+    normaliser; 0 for a pair of equal labels."""
+    a = ranked[t]
+    b = ranked[u]
+    if labels[lo + a] == labels[lo + b]:
+        return 0.0
+    if mode == _CLASSIC:
+        return weight_scale * decay ** t * abs(labels[lo + a] - labels[lo + b])
+    if mode == _MRR:
+        if (labels[lo + a] > 0.0) == (labels[lo + b] > 0.0) or t > first_relevant:
+            return 0.0
+        if t < first_relevant:  # the relevant one, at u >= first_relevant, moves up to t
+            return 1.0 / (t + 1.0) - 1.0 / (first_relevant + 1.0)
+        return 1.0 / (t + 1.0) - 1.0 / (min(u, second_relevant) + 1.0)  # the first relevant moves down to u
+    return abs(gains[lo + a] - gains[lo + b]) * abs(_discount(t, top) - _discount(u, top))
+
+
+@kernel
+def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, permutations, noise, noise_scale,
+                     mode, decay, weight_scale, top, neighbors, pair_weight_hessian, grad, hess):
+    """YetiRank gradients and raw hessians of queries ``first <= q < end``; ``factors[q]``: the query's
+    normaliser (0: no pair can count)."""
+    widest = 0
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    relative = np.empty(widest)
+    z = np.empty(widest)
+    g_sum = np.empty(widest)
+    h_sum = np.empty(widest)
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        n = hi - lo
+        if factors[q] == 0.0:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+                hess[i] = 0.0
+            continue
+        top_score = scores[lo]
+        for i in range(lo, hi):
+            top_score = max(top_score, scores[i])
+        order = stream_order(scores[lo:hi])
+        key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, WIDEST_SCORE_GAP)
+        g_sum[:n] = 0.0
+        h_sum[:n] = 0.0
+        scale = factors[q] / permutations
+        for p in range(permutations):
+            _noisy_scores(scores, lo, n, order, key, p, noise, noise_scale, z)
+            ranked = stable_argsort(-z[:n])
+            first_relevant = n
+            second_relevant = n
+            if mode == _MRR:
+                for t in range(n):
+                    if labels[lo + ranked[t]] > 0.0:
+                        if first_relevant == n:
+                            first_relevant = t
+                        else:
+                            second_relevant = t
+                            break
+            last = min(n - 1, top) if mode != _CLASSIC else n - 1
+            for t in range(last):
+                for u in range(t + 1, min(n, t + 1 + neighbors)):
+                    c = _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top, first_relevant,
+                                     second_relevant)
+                    if c == 0.0:
+                        continue
+                    c *= scale
+                    h, l = (ranked[t], ranked[u]) if labels[lo + ranked[t]] > labels[lo + ranked[u]] \
+                        else (ranked[u], ranked[t])
+                    prob = 1.0 / (1.0 + np.exp(scores[lo + h] - scores[lo + l]))
+                    g_sum[h] -= c * prob
+                    g_sum[l] += c * prob
+                    curvature = c if pair_weight_hessian else c * prob * (1.0 - prob)
+                    h_sum[h] += curvature
+                    h_sum[l] += curvature
+        for i in range(n):
+            grad[lo + i] = g_sum[i]
+            hess[lo + i] = h_sum[i]
+
+
+@kernel
+def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale):
+    """The P rankings that YetiRank draws for one query at these scores (row p: the documents by perturbed
+    score, descending), with the kernel's own draws: for tests and for looking at what it samples."""
+    n = scores.shape[0]
+    order = stream_order(scores)
+    top_score = scores.max()
+    key = score_stream_key(seed, scores, labels, 0, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
+    z = np.empty(n)
+    rankings = np.empty((permutations, n), dtype=np.int64)
+    for p in range(permutations):
+        _noisy_scores(scores, 0, n, order, key, p, noise, noise_scale, z)
+        rankings[p] = stable_argsort(-z)
+    return rankings
+
+
+@kernel
+def _query_factors(first, end, labels, gains, offsets, mode, top, result):
+    """Each query's normaliser: 1 / ideal DCG@top for NDCG, else 1; 0 where no pair can count (fewer than two
+    labels; no relevant and irrelevant document for MRR; an ideal DCG of 0)."""
+    for q in range(first, end):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        varied = False
+        relevant = 0
+        for i in range(lo, hi):
+            varied = varied or labels[i] != labels[lo]
+            if labels[i] > 0.0:
+                relevant += 1
+        result[q] = 1.0 if varied else 0.0
+        if mode == _MRR and (relevant == 0 or relevant == hi - lo):
+            result[q] = 0.0
+        if mode == _NDCG and varied:
+            ideal = stable_argsort(-gains[lo:hi])
+            total = 0.0
+            for t in range(min(hi - lo, top)):
+                total += gains[lo + ideal[t]] / np.log2(2.0 + t)
+            result[q] = 1.0 / total if total > 0.0 else 0.0
+
+
+class YetiRank(RankingObjective):
+    """YetiRank (Gulin et al. 2011) and YetiLoss (Lyzhin et al. 2023): module docstring.
+
+    Parameters left unset take the preset's value.
+
+    Parameters
+    ----------
+    noise : {"logistic", "gumbel", "none"}
+        The noise added to the scores before each ranking is drawn: CatBoost's logistic; Gumbel (Plackett-Luce
+        rankings of the current scores); none.
+    noise_scale : float
+        τ, the noise's scale.
+    permutations : int
+        P, rankings drawn per query and round (CatBoost's ``permutations``).
+    decay : float
+        ``loss="classic"``: the weight's factor per position down the ranking (CatBoost's ``decay``).
+    weight_scale : float
+        ``loss="classic"``: the weight of a pair at the top, per label step (CatBoost's hard-wired 0.15).
+    loss : {"classic", "dcg", "ndcg", "mrr"}
+        YetiRank's weights, or YetiLoss's for a metric (CatBoost's ``mode``).
+    top : int or None, default None
+        YetiLoss: the metric's cut-off k (CatBoost's ``top``); None, the whole list.
+    gain : {"linear", "exp"}
+        YetiLoss on (N)DCG: G(y) = y (CatBoost's ``dcg_type=Base``) or 2^y - 1 (plboost's NDCG).
+    neighbors : int
+        K, the later positions each position pairs with (CatBoost's ``num_neighbors``).
+    hessian : {"logistic", "pair_weight"}
+        The curvature: the logistic loss's, as CatBoost on CPU, or the pair weight, as on GPU.
+    seed : int, default 0
+        Key of the draws, with the query's content and scores.
+    preset : {"catboost", "plackett_luce"}, default "catboost"
+        "catboost": CatBoost's YetiRank (logistic noise, 10 permutations, decay 0.85, weight 0.15, classic
+        weights, linear gain, 1 neighbour, logistic hessian). "plackett_luce": Gumbel noise, YetiLoss on NDCG
+        with gains 2^y - 1, the rest as CatBoost's.
+    hessian_floor : float, default 1e-6
+        Lower bound of every hessian handed to the engines.
+
+    YetiRank has no :meth:`losses`: its pair weights are drawn anew from the scores at each call, so no one
+    function of the scores has its gradients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grad, _ = YetiRank().gradients(np.array([0.5, 0.0, -0.5]), np.array([2, 1, 0]), np.array([0, 3]))
+    >>> print(grad.round(4))
+    [-0.0901  0.0099  0.0802]
+    """
+
+    name = "yetirank"
+    demo_runs = ("yetirank",)
+    search_space = {"noise_scale": {"low": 0.25, "high": 4.0, "log": True, "default": 1.0},
+                    "decay": {"low": 0.5, "high": 0.99, "default": 0.85}}
+    _no_loss_reason = "its pair weights are drawn anew from the scores at each call"
+    _non_default_examples = {"noise": "gumbel", "noise_scale": 0.5, "permutations": 4, "decay": 0.9,
+                             "weight_scale": 0.3, "loss": "ndcg", "top": 10, "gain": "exp", "neighbors": 3,
+                             "hessian": "pair_weight", "preset": "plackett_luce"}
+    parameter_constraints = {"noise": (Options(*NOISES), None), "noise_scale": (Real(low=0), None),
+                             "permutations": (Integer(low=1), None), "decay": (Real(low=0, high=1), None),
+                             "weight_scale": (Real(low=0, low_open=True), None), "loss": (Options(*LOSSES), None),
+                             "top": (Integer(low=1), None), "gain": (Options(*GAINS), None),
+                             "neighbors": (Integer(low=1), None), "hessian": (Options(*HESSIANS), None),
+                             "seed": SEED, "preset": Options(*_PRESETS)}
+
+    def __init__(self, *, noise: str | None = None, noise_scale: float | None = None, permutations: int | None = None,
+                 decay: float | None = None, weight_scale: float | None = None, loss: str | None = None,
+                 top: int | None = None, gain: str | None = None, neighbors: int | None = None,
+                 hessian: str | None = None, seed: int = 0, preset: str = "catboost",
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+        super().__init__(hessian_floor=hessian_floor)
+        self._store(noise=noise, noise_scale=noise_scale, permutations=permutations, decay=decay,
+                    weight_scale=weight_scale, loss=loss, top=top, gain=gain, neighbors=neighbors, hessian=hessian,
+                    seed=seed, preset=preset)
+        for name, value in _PRESETS[self.preset].items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+
+    @classmethod
+    def search_fixed_by(cls, params: dict) -> frozenset[str]:
+        """``decay`` weighs only the classic weights; ``noise_scale`` means nothing without noise."""
+        fixed = set()
+        if params.get("loss", "classic") != "classic" or params.get("preset") == "plackett_luce":
+            fixed.add("decay")
+        if params.get("noise") == "none":
+            fixed.add("noise_scale")
+        return frozenset(fixed)
+
+    def _updated_params(self, params: dict) -> dict:
+        """With a new ``preset``, the parameters still at the current preset's value follow the new one."""
+        current = self.get_params()
+        if "preset" in params and params["preset"] != self.preset and params["preset"] in _PRESETS:
+            for name, value in _PRESETS[self.preset].items():
+                if name not in params and current[name] == value:
+                    current[name] = None
+        return {**current, **params}
+
+    @property
+    def _mode(self) -> int:
+        return LOSSES.index(self.loss)
+
+    def _prepare(self, data: QueryData):
+        gains = data.labels.astype(np.float64) if self.gain == "linear" else np.exp2(data.labels) - 1.0
+        factors = np.empty(data.offsets.size - 1)
+        top = self.top or int(np.iinfo(np.int64).max)
+        over_queries(_query_factors, data.offsets, data.labels, gains, data.offsets, self._mode, top, factors)
+        return gains, factors
+
+    def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
+        gains, factors = state
+        top = self.top or int(np.iinfo(np.int64).max)
+        noise = NOISES.index(self.noise)
+        draws = 1 if self.noise == "none" else self.permutations  # without noise every ranking is the same
+        over_queries(_yetirank_kernel, data.offsets, scores, data.labels, data.offsets, gains, factors, self.seed,
+                     draws, noise, self.noise_scale, self._mode, self.decay, self.weight_scale, top,
+                     self.neighbors, self.hessian == "pair_weight", grad, hess)
+        return None  # no loss: see the class docstring
