@@ -1,5 +1,6 @@
 """The scripts in scripts/ run end to end on small settings (their figures are in docs/benchmarks.md)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,17 @@ def test_the_campaign_lists_its_cases_and_runs_a_few(shared_data, tmp_path):
     assert int(listing.strip().splitlines()[-1].split()[0]) >= 150
     out = run_script("campaign.py", "--only", "qid reappears", "--out", str(tmp_path / "campaign.csv"))
     assert "1 of 1 cases held" in out and (tmp_path / "campaign.csv").is_file()
+
+
+def test_validation_table_ranks_configurations_by_their_best_validation_score(tmp_path):
+    runs = [{"label": "a", "split": f"Fold{i}", "valid_history": [0.5, 0.6 + i / 100, 0.55], "trees_used": 2}
+            for i in (1, 2)] + [{"label": "b", "split": "Fold1", "valid_history": [0.7], "trees_used": 1}]
+    (tmp_path / "results.json").write_text(json.dumps({"runs": runs}))
+    lines = run_script("validation_table.py", str(tmp_path / "results.json")).splitlines()
+    assert lines[2] == "| b | 0.7000 ± 0.0000 | 1 | 1 |"
+    assert lines[3] == "| a | 0.6150 ± 0.0071 | 2 | 2 |"
+    runs[0]["valid_history"] = []
+    (tmp_path / "results.json").write_text(json.dumps({"runs": runs}))
+    failed = subprocess.run([sys.executable, str(SCRIPTS / "validation_table.py"), str(tmp_path / "results.json")],
+                            capture_output=True, text=True)
+    assert failed.returncode != 0 and "run a on Fold1 has no validation history" in failed.stderr
