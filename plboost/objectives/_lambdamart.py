@@ -96,13 +96,15 @@ def log_one_plus_exp(x):
 
 
 @helper
-def lambda_pairs(score, level, gain, discounts, distance_weights, limit, inverse_max_dcg, sigma, rank_weight, mu,
-                 divide, lightgbm_arithmetic, lam, nu):
+def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, inverse_max_dcg, sigma, rank_weight,
+                 mu, divide, lightgbm_arithmetic, with_loss, lam, nu):
     """The pair terms of one sorted query, in LightGBM's order (module docstring, F with a = ``rank_weight``).
 
-    Returns (Λ, loss): the loss Σ F log(1 + e^{-σ (s_h - s_l)}) is that of the pairs as weighted (meaningful
-    without ``divide``). With ``lightgbm_arithmetic`` the terms are LightGBM's bit for bit at μ = 0: its sigmoid
-    table, its order of operations, float32 sums (each document's sum sees its terms in LightGBM's order).
+    Returns (Λ, loss): with ``with_loss``, the loss Σ F log(1 + e^{-σ (s_h - s_l)}) of the pairs as weighted
+    (meaningful without ``divide``), else 0. The exact sigmoid comes from ``expo`` (e^{σ (s - max)} by position)
+    without an exponential per pair. With ``lightgbm_arithmetic`` the terms are LightGBM's bit for bit at μ = 0:
+    its sigmoid table, its order of operations, float32 sums (each document's sum sees its terms in LightGBM's
+    order).
     """
     n = score.shape[0]
     total = 0.0
@@ -128,14 +130,16 @@ def lambda_pairs(score, level, gain, discounts, distance_weights, limit, inverse
                 nu[il] = np.float32(nu[il]) + curvature
                 nu[ih] = np.float32(nu[ih]) + curvature
             else:
-                p_l = 1.0 / (1.0 + np.exp(sigma * gap))
+                denominator = expo[ih] + expo[il]
+                p_l = expo[il] / denominator if denominator > 1e-280 else 1.0 / (1.0 + np.exp(sigma * gap))
                 step = p_l * (sigma * f)
                 curvature = (p_l * (1.0 - p_l)) * (sigma * sigma * f)
                 lam[il] += step
                 lam[ih] -= step
                 nu[il] += curvature
                 nu[ih] += curvature
-                loss += f * log_one_plus_exp(-sigma * gap)
+                if with_loss:
+                    loss += f * log_one_plus_exp(-sigma * gap)
             total += 2.0 * step
     return total, loss
 
@@ -189,9 +193,10 @@ def write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess):
 
 @kernel
 def lambda_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, discounts, distance_weights, sigma,
-                  truncation, rank_weight, mu, score_distance_norm, log_norm, lightgbm_arithmetic, grad, hess, losses):
-    """Gradients and raw hessians of queries ``first <= q < end`` by ``lambda_pairs``, and each query's loss
-    (see there) in ``losses``. Queries of one document or no gain get zeros."""
+                  truncation, rank_weight, mu, score_distance_norm, log_norm, lightgbm_arithmetic, with_loss, grad,
+                  hess, losses):
+    """Gradients and raw hessians of queries ``first <= q < end`` by ``lambda_pairs``, and with ``with_loss`` each
+    query's loss (see there) in ``losses``. Queries of one document or no gain get zeros."""
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
@@ -201,11 +206,11 @@ def lambda_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
             grad[lo:hi] = 0.0
             hess[lo:hi] = 0.0
             continue
-        by_score, score, gain, _, level, _ = sorted_query(scores, labels, lo, hi, gains, sigma)
+        by_score, score, gain, expo, level, _ = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
-        total_lambda, losses[q] = lambda_pairs(score, level, gain, discounts, distance_weights, min(n - 1, truncation),
-                                               inverse_max_dcgs[q], sigma, rank_weight, mu,
+        total_lambda, losses[q] = lambda_pairs(score, level, gain, expo, discounts, distance_weights,
+                                               min(n - 1, truncation), inverse_max_dcgs[q], sigma, rank_weight, mu,
                                                score_distance_norm and score[0] != score[n - 1], lightgbm_arithmetic,
-                                               lam_p, nu_p)
+                                               with_loss, lam_p, nu_p)
         write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)

@@ -318,7 +318,7 @@ class UMart(RankingObjective):
         common = (data.offsets, scores, data.labels, data.offsets, inverse_max_dcg, gains, discounts)
         if self.lightgbm_arithmetic:
             over_queries(lambda_kernel, *common, np.empty(0), self.sigmoid, truncation, 1.0, 0.0, distance, log, True,
-                         grad, hess, np.empty(data.offsets.size - 1))
+                         False, grad, hess, np.empty(data.offsets.size - 1))
         else:
             over_queries(_umart_kernel, *common, self.window, self.sigmoid, truncation, distance, log,
                          self.hessian_sigma_power, grad, hess)

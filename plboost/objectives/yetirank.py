@@ -51,10 +51,13 @@ NOISES = ("logistic", "gumbel", "none")
 LOSSES = ("classic", "dcg", "ndcg", "mrr")
 GAINS = ("linear", "exp")
 HESSIANS = ("logistic", "pair_weight")
-_LOGISTIC, _GUMBEL = 0, 1
+_LOGISTIC, _GUMBEL, _NONE = 0, 1, 2
 _CLASSIC, _DCG, _NDCG, _MRR = 0, 1, 2, 3
 #: a uniform of 0 is drawn as this, so that every noise is finite
 _SMALLEST_UNIFORM = 2.0 ** -60
+#: queries whose scores span at most this many noise scales draw their rankings in linear space (e^{-600} is a
+#: normal float, and e^{s / τ} times the largest e^ε, 2^60, stays finite)
+_LINEAR_SPAN = 600.0
 
 #: "catboost": CatBoost's YetiRank defaults (1.2.x); "plackett_luce": YetiLoss on NDCG with rankings drawn from
 #: the Plackett-Luce model of the current scores, plboost's NDCG gains
@@ -67,18 +70,25 @@ _PRESETS = {
 
 
 @helper
-def _noisy_scores(scores, lo, n, order, key, ranking, noise, noise_scale, z):
-    """z_d = s_d + τ ε_d for ranking number ``ranking`` of the query at ``lo`` (module docstring)."""
+def _document_weights(scores, lo, n, top_score, noise_scale, linear, weight):
+    """Each document's part of its ranking key: e^{(s - s_max) / τ} in linear space, (s - s_max) / τ in log space."""
+    for d in range(n):
+        relative = (scores[lo + d] - top_score) / noise_scale
+        weight[d] = np.exp(relative) if linear else relative
+
+
+@helper
+def _ranking_keys(n, order, key, ranking, noise, linear, weight, keys):
+    """Minus the perturbed score of each document in ranking number ``ranking`` (so that an ascending sort ranks
+    them), up to a monotone map: e^{z / τ} = e^{s / τ} e^{ε} in linear space (a division and no logarithm for
+    logistic noise, e^ε = u / (1 - u); one logarithm for Gumbel's, e^ε = 1 / (-log u)), z / τ in log space."""
     for t in range(n):
         d = order[t]
         u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
-        if noise == _LOGISTIC:
-            epsilon = np.log(u) - np.log1p(-u)
-        elif noise == _GUMBEL:
-            epsilon = -np.log(-np.log(u))
+        if linear:
+            keys[d] = -weight[d] * (u / (1.0 - u) if noise == _LOGISTIC else 1.0 / -np.log(u))
         else:
-            epsilon = 0.0
-        z[d] = scores[lo + d] + noise_scale * epsilon
+            keys[d] = -(weight[d] + (np.log(u) - np.log1p(-u) if noise == _LOGISTIC else -np.log(-np.log(u))))
 
 
 @helper
@@ -87,7 +97,7 @@ def _discount(t, top):
 
 
 @helper
-def _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top, first_relevant, second_relevant):
+def _swap_weight(ranked, t, u, labels, gains, lo, mode, decays, top, first_relevant, second_relevant):
     """c of the documents at positions t < u of a sampled ranking (module docstring), before the query's
     normaliser; 0 for a pair of equal labels."""
     a = ranked[t]
@@ -95,7 +105,7 @@ def _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top
     if labels[lo + a] == labels[lo + b]:
         return 0.0
     if mode == _CLASSIC:
-        return weight_scale * decay ** t * abs(labels[lo + a] - labels[lo + b])
+        return decays[t] * abs(labels[lo + a] - labels[lo + b])
     if mode == _MRR:
         if (labels[lo + a] > 0.0) == (labels[lo + b] > 0.0) or t > first_relevant:
             return 0.0
@@ -103,6 +113,15 @@ def _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top
             return 1.0 / (t + 1.0) - 1.0 / (first_relevant + 1.0)
         return 1.0 / (t + 1.0) - 1.0 / (min(u, second_relevant) + 1.0)  # the first relevant moves down to u
     return abs(gains[lo + a] - gains[lo + b]) * abs(_discount(t, top) - _discount(u, top))
+
+
+@helper
+def _draw_ranking(scores, labels, lo, n, order, key, ranking, noise, noise_scale, top_score, linear, weight, keys):
+    """The documents of the query at ``lo`` in sampled ranking number ``ranking``, best first."""
+    if noise == _NONE or noise_scale == 0.0:
+        return order
+    _ranking_keys(n, order, key, ranking, noise, linear, weight, keys)
+    return stable_argsort(keys[:n])
 
 
 @kernel
@@ -114,9 +133,14 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
     relative = np.empty(widest)
-    z = np.empty(widest)
+    weight = np.empty(widest)
+    keys = np.empty(widest)
+    expo = np.empty(widest)
     g_sum = np.empty(widest)
     h_sum = np.empty(widest)
+    decays = np.empty(widest)
+    for t in range(widest):
+        decays[t] = weight_scale * decay ** t
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
@@ -127,45 +151,61 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
                 hess[i] = 0.0
             continue
         top_score = scores[lo]
+        bottom_score = scores[lo]
         for i in range(lo, hi):
             top_score = max(top_score, scores[i])
+            bottom_score = min(bottom_score, scores[i])
+        linear = noise_scale > 0.0 and (top_score - bottom_score) / noise_scale <= _LINEAR_SPAN
         order = stream_order(scores[lo:hi])
         key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, WIDEST_SCORE_GAP)
-        g_sum[:n] = 0.0
-        h_sum[:n] = 0.0
+        if noise_scale > 0.0:
+            _document_weights(scores, lo, n, top_score, noise_scale, linear, weight)
+        for i in range(n):
+            expo[i] = np.exp(scores[lo + i] - top_score)
+            g_sum[i] = 0.0
+            h_sum[i] = 0.0
         scale = factors[q] / permutations
         for p in range(permutations):
-            _noisy_scores(scores, lo, n, order, key, p, noise, noise_scale, z)
-            ranked = stable_argsort(-z[:n])
-            first_relevant = n
-            second_relevant = n
-            if mode == _MRR:
-                for t in range(n):
-                    if labels[lo + ranked[t]] > 0.0:
-                        if first_relevant == n:
-                            first_relevant = t
-                        else:
-                            second_relevant = t
-                            break
-            last = min(n - 1, top) if mode != _CLASSIC else n - 1
-            for t in range(last):
-                for u in range(t + 1, min(n, t + 1 + neighbors)):
-                    c = _swap_weight(ranked, t, u, labels, gains, lo, mode, decay, weight_scale, top, first_relevant,
-                                     second_relevant)
-                    if c == 0.0:
-                        continue
-                    c *= scale
-                    h, l = (ranked[t], ranked[u]) if labels[lo + ranked[t]] > labels[lo + ranked[u]] \
-                        else (ranked[u], ranked[t])
-                    prob = 1.0 / (1.0 + np.exp(scores[lo + h] - scores[lo + l]))
-                    g_sum[h] -= c * prob
-                    g_sum[l] += c * prob
-                    curvature = c if pair_weight_hessian else c * prob * (1.0 - prob)
-                    h_sum[h] += curvature
-                    h_sum[l] += curvature
+            ranked = _draw_ranking(scores, labels, lo, n, order, key, p, noise, noise_scale, top_score, linear, weight,
+                                   keys)
+            _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, mode, top, neighbors, scale,
+                               pair_weight_hessian, g_sum, h_sum)
         for i in range(n):
             grad[lo + i] = g_sum[i]
             hess[lo + i] = h_sum[i]
+
+
+@helper
+def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, mode, top, neighbors, scale,
+                       pair_weight_hessian, g_sum, h_sum):
+    """Add the pairs of one sampled ranking, each weighted ``scale`` times its c, to the sums of g and h."""
+    first_relevant = n
+    second_relevant = n
+    if mode == _MRR:
+        for t in range(n):
+            if labels[lo + ranked[t]] > 0.0:
+                if first_relevant == n:
+                    first_relevant = t
+                else:
+                    second_relevant = t
+                    break
+    last = min(n - 1, top) if mode != _CLASSIC else n - 1
+    for t in range(last):
+        for u in range(t + 1, min(n, t + 1 + neighbors)):
+            c = _swap_weight(ranked, t, u, labels, gains, lo, mode, decays, top, first_relevant, second_relevant)
+            if c == 0.0:
+                continue
+            c *= scale
+            h, l = (ranked[t], ranked[u]) if labels[lo + ranked[t]] > labels[lo + ranked[u]] \
+                else (ranked[u], ranked[t])
+            denominator = expo[h] + expo[l]
+            prob = expo[l] / denominator if denominator > 1e-280 else 1.0 / (1.0 + np.exp(scores[lo + h] -
+                                                                                           scores[lo + l]))
+            g_sum[h] -= c * prob
+            g_sum[l] += c * prob
+            curvature = c if pair_weight_hessian else c * prob * (1.0 - prob)
+            h_sum[h] += curvature
+            h_sum[l] += curvature
 
 
 @kernel
@@ -176,11 +216,15 @@ def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale):
     order = stream_order(scores)
     top_score = scores.max()
     key = score_stream_key(seed, scores, labels, 0, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
-    z = np.empty(n)
+    linear = noise_scale > 0.0 and (top_score - scores.min()) / noise_scale <= _LINEAR_SPAN
+    weight = np.empty(n)
+    if noise_scale > 0.0:
+        _document_weights(scores, 0, n, top_score, noise_scale, linear, weight)
+    keys = np.empty(n)
     rankings = np.empty((permutations, n), dtype=np.int64)
     for p in range(permutations):
-        _noisy_scores(scores, 0, n, order, key, p, noise, noise_scale, z)
-        rankings[p] = stable_argsort(-z)
+        rankings[p] = _draw_ranking(scores, labels, 0, n, order, key, p, noise, noise_scale, top_score, linear,
+                                    weight, keys)
     return rankings
 
 

@@ -24,7 +24,7 @@ def ranks_of(scores):
     return rank
 
 
-def pair_weights(labels, rank, *, loss="ndcg_loss2++", mu=5.0, truncation=None):
+def pair_weights(labels, rank, *, loss="ndcg_loss2++", mu=1.0, truncation=None):
     """{(i, j): weight} over the pairs y_i > y_j with min(rank) <= truncation: (rho + mu delta) |G_i - G_j| for
     NDCG-Loss2++, mu delta |G_i - G_j| for NDCG-Loss2; G = (2^y - 1) / maxDCG, maxDCG at the truncation."""
     n = len(labels)
@@ -99,7 +99,7 @@ def test_gradients_are_the_losss_by_finite_differences(central_differences, para
     sigma = reference.pop("sigma", 1.0)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
-        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 10.0, **reference})
+        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 1.0, **reference})
         g, h, value = central_differences(lambda s, w=weights: lambdaloss_reference(s, w, sigma), scores[lo:hi])
         np.testing.assert_allclose(grad[lo:hi], g, rtol=1e-5, atol=1e-7, err_msg=f"query {q}")
         np.testing.assert_allclose(hess[lo:hi], h, rtol=1e-5, atol=1e-7, err_msg=f"query {q}")
@@ -142,7 +142,7 @@ def test_the_lightgbm_preset_matches_lambdamart_with_the_distance_term(params, r
     grad, hess = LambdaLoss(hessian_floor=0.0, **params).gradients(scores, labels, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
-        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 10.0, **reference})
+        weights = pair_weights(labels[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **{"mu": 1.0, **reference})
         lam, nu = lambdamart_reference(scores[lo:hi].tolist(), weights, norm=norm)
         np.testing.assert_allclose(grad[lo:hi], lam, rtol=2e-6, atol=1e-7, err_msg=f"query {q}")
         np.testing.assert_allclose(hess[lo:hi], nu, rtol=2e-6, atol=1e-7, err_msg=f"query {q}")
@@ -155,10 +155,8 @@ def test_losses_are_refused_where_the_lambdas_are_no_gradient():
             obj.losses(scores, labels, offsets)
 
 
-def test_mu_follows_the_loss_and_the_preset_its_parameters():
-    assert LambdaLoss().mu == 10.0 and LambdaLoss(loss="ndcg_loss2").mu == 1.0
-    assert LambdaLoss().set_params(loss="ndcg_loss2").mu == 1.0
-    assert LambdaLoss(mu=3.0).set_params(loss="ndcg_loss2").mu == 3.0
+def test_the_preset_sets_what_is_not_given():
+    assert LambdaLoss().mu == 1.0 and LambdaLoss(mu=3.0).set_params(loss="ndcg_loss2").mu == 3.0
     moved = LambdaLoss().set_params(preset="loss")
     assert moved.lambdarank_truncation_level is None and moved.lambdarank_norm is False
     kept = LambdaLoss(lambdarank_truncation_level=8).set_params(preset="loss")

@@ -78,6 +78,9 @@ CASES = [
     {"loss": "dcg", "neighbors": 2},
     {"loss": "mrr", "neighbors": 5},
     {"noise": "none", "loss": "ndcg"},
+    {"noise_scale": 0.0, "loss": "mrr"},
+    {"noise_scale": 0.1},  # at the larger score scale, queries spanning over 600 noise scales: drawn in log space
+    {"noise_scale": 0.1, "noise": "gumbel", "loss": "dcg"},
 ]
 
 
@@ -151,7 +154,7 @@ def test_gumbel_noise_draws_plackett_luce_rankings():
 @compiled_only
 def test_logistic_noise_matches_independently_drawn_noise():
     """CatBoost's noise: the mean gradient over many seeds is that of NumPy's logistic draws (200,000 rankings)."""
-    scores, labels, offsets = np.array([0.5, 0.0, -0.5, 0.2, 1.0]), np.array([2.0, 1.0, 0.0, 0.0, 1.0]), np.array([0, 5])
+    scores, labels, offsets = np.array([0.5, 0.0, -0.5, 0.2, 1.0]), np.array([2.0, 1.0, 0.0, 0.0, 1.0]), [0, 5]
     rng = np.random.default_rng(0)
     noisy = scores + rng.logistic(size=(200_000, 5))
     rankings = np.argsort(-noisy, axis=1, kind="stable")
