@@ -162,10 +162,32 @@ def test_compare_runs_configurations_over_folds(synthetic_folds, tmp_path, capsy
     assert (out / "validation_ndcg.png").is_file() and (out / "summary.csv").is_file()
 
 
+@pytest.mark.engine
+def test_compare_trains_yetirank_and_lambdaloss_on_mq2008(shared_data, tmp_path, capsys):
+    """Issue 37's objectives on MQ2008 Fold1 from the command line, on both engines; LambdaLoss at mu = 0 with
+    LightGBM's arithmetic scores exactly what lambdarank scores."""
+    out = tmp_path / "out"
+    argv = ["compare", str(shared_data / "MQ2008"), "--folds", "Fold1", "--run", "yetirank", "--run", "lambdaloss",
+            "--run", "lambdaloss,mu=0,lightgbm_arithmetic=true,hessian_floor=0", "--run", "lambdarank",
+            "--run", "yetirank@xgboost,preset=plackett_luce", "--rounds", "15", "--early-stopping", "5",
+            "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for label in ("yetirank [lightgbm]", "lambdaloss [lightgbm]", "yetirank(preset=plackett_luce) [xgboost]"):
+        assert label in printed
+    runs = {run["label"]: run for run in json.loads((out / "results.json").read_text())["runs"]}
+    same = next(run for label, run in runs.items() if "lightgbm_arithmetic" in label)
+    assert same["metrics"] == runs["lambdarank [lightgbm]"]["metrics"]
+    assert same["valid_history"] == runs["lambdarank [lightgbm]"]["valid_history"]
+    assert runs["lambdaloss [lightgbm]"]["valid_history"] != same["valid_history"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["compare", "{data}", "--quiet"], "nothing to compare"),
     (["compare", "{data}", "--run", "plrank", "--plot", "--quiet"], "--plot needs --out"),
     (["compare", "{data}", "--run", "plrank,top_k", "--quiet"], "expected KEY=VALUE, got 'top_k'"),
+    (["compare", "{data}", "--run", "plrank,top_k=3@xgboost", "--quiet"],
+     "the engine goes after the objective's name: plrank@xgboost,top_k=3"),
     (["compare", "{data}/Fold1/train.txt", "--run", "plrank", "--quiet"], "does not exist"),
 ])
 def test_compare_errors(synthetic_folds, capsys, argv, message):

@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from plboost import metrics
 from plboost.data import make_synthetic
 from plboost.engines.xgboost import booster_params
-from plboost.objectives import PLRank, PLRank3, PositionAwareListMLE, UMart
+from plboost.objectives import LambdaLoss, PLRank, PLRank3, PositionAwareListMLE, UMart, YetiRank
 from plboost.sklearn import Ranker
 
 pytestmark = pytest.mark.engine
@@ -130,7 +130,8 @@ def test_the_lightgbm_ranker_trains_the_model_lgb_train_trains(small):
     np.testing.assert_array_equal(ranker.predict(small.X), booster.predict(small.X, raw_score=True))
 
 
-@pytest.mark.parametrize("objective", [PLRank(n_permutations=2), PLRank3(n_samples=10)], ids=["plrank", "pl_rank3"])
+@pytest.mark.parametrize("objective", [PLRank(n_permutations=2), PLRank3(n_samples=10), YetiRank(permutations=3),
+                                       LambdaLoss(mu=2.0)], ids=["plrank", "pl_rank3", "yetirank", "lambdaloss"])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_fitted_ranker_pickles_clones_and_fits_in_a_pipeline(small, engine, objective):
     ranker = Ranker(objective, engine, **SMALL)

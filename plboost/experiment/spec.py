@@ -220,6 +220,10 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     objective, _, engine = head.partition("@")
     if not objective:
         raise ValueError(f"--run {text!r}: expected objective[@engine][,key=value...]")
+    if "@" in (assignments[-1] if assignments else "") and not engine:
+        last, _, meant = assignments[-1].rpartition("@")
+        raise ValueError(f"--run {text!r}: the engine goes after the objective's name: "
+                         f"{objective}@{meant},{','.join([*assignments[:-1], last])}")
     try:
         params = dict(parse_assignment(assignment) for assignment in assignments)
     except ValueError as error:
