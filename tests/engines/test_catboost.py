@@ -145,6 +145,18 @@ def test_without_catboost_every_use_is_one_line_saying_how_to_install_it(small, 
     assert train("lightgbm", "lambdarank", small[0], rounds=2).rounds == 2
 
 
+def test_the_command_line_says_in_one_line_that_catboost_is_missing(shared_data, monkeypatch, capsys):
+    from plboost.cli import main
+
+    monkeypatch.setitem(sys.modules, "catboost", None)
+    fold = shared_data / "MQ2008" / "Fold1"
+    for args in (["train", "--train", str(fold / "train.txt.gz"), "--objective", "YetiRank", "--engine", "catboost"],
+                 ["compare", str(fold), "--run", "YetiRank@catboost", "--run", "lambdarank"]):
+        assert main([*args, "--rounds", "2", "--quiet"]) == 2
+        assert capsys.readouterr().err.strip().endswith("error: CatBoost is not installed: pip install "
+                                                        "'plboost[catboost]'")
+
+
 def test_importing_plboost_does_not_import_catboost():
     import subprocess
 
