@@ -8,22 +8,25 @@ that mean what plboost sets itself, and the module that trains with it (:attr:`E
 name, as :data:`plboost.objectives.OBJECTIVES` registers the objectives; a third engine is one more
 :class:`Engine` subclass and adapter module, and its entry in the ``registry(...)`` line below.
 
-This module imports nothing of plboost but :mod:`plboost._queries`, and an engine's library only when a
-method needs it, so that the objectives (which recognise the engine calling them) and the engines' modules
-(which import the objectives) can both import it.
+This module imports nothing of plboost but :mod:`plboost._queries`, :mod:`plboost._writing`,
+:mod:`plboost._extras` and :mod:`plboost.errors`, and an engine's library only when a method needs it (CatBoost,
+an optional one, is then one line saying how to install it), so that the objectives (which recognise the engine
+calling them) and the engines' modules (which import the objectives) can both import it.
 
 >>> from plboost._engine_registry import ENGINES, get_engine
 >>> sorted(ENGINES)
-['lightgbm', 'xgboost']
->>> get_engine("catboost")
+['catboost', 'lightgbm', 'xgboost']
+>>> get_engine("LightGBM")
 Traceback (most recent call last):
-ValueError: unknown engine 'catboost'; choose one of lightgbm, xgboost
+ValueError: unknown engine 'LightGBM'; choose one of lightgbm, xgboost, catboost
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
+import importlib.util
 import json
 import sys
 from collections.abc import Mapping
@@ -32,9 +35,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._extras import MissingExtra
 from .errors import InputTypeError
 from ._queries import offsets_from_boundaries, offsets_from_sizes
 from ._writing import write_atomic, write_text
+
+#: the number of leaves plboost's settings default to (:class:`plboost.engines.TrainingSettings`), which CatBoost's
+#: symmetric and depth-wise trees leave aside
+DEFAULT_NUM_LEAVES = 31
 
 
 class Engine:
@@ -69,6 +77,8 @@ class Engine:
     out_of_core: ClassVar[bool]
     #: whether the library ships its own OpenMP runtime, whose idle threads spin against Numba's
     own_openmp: ClassVar[bool] = False
+    #: the extra of plboost that installs an optional engine (``pip install 'plboost[<extra>]'``); None: a dependency
+    extra: ClassVar[str | None] = None
     #: whether parameters the library does not know are refused (it would only warn)
     refuses_unknown_params: ClassVar[bool] = False
     #: what plboost sets itself, by the engine's canonical parameter name -> what it is
@@ -96,8 +106,13 @@ class Engine:
         return importlib.import_module(self.name)
 
     @property
-    def version(self) -> str:
+    def version(self) -> str | None:
         return self.library().__version__
+
+    @property
+    def installed(self) -> bool:
+        """Whether the engine's library can be imported (found without importing it)."""
+        return importlib.util.find_spec(self.name) is not None
 
     @property
     def error_type(self) -> type[Exception]:
@@ -173,6 +188,10 @@ class Engine:
     def is_plboost_ndcg(self, values: list, eval_at: int | None) -> bool:
         """Whether the metric parameter's ``values`` name the NDCG plboost sets anyway."""
         return False
+
+    def check_tree_settings(self, num_leaves: int, params: dict) -> None:
+        """Refuse a ``num_leaves`` the engine's trees would not take with ``params`` (the engine's parameters,
+        the user's names) instead of ignoring it without a word (the leaf-wise engines take any)."""
 
     def metric_gain_parameters(self, params: dict) -> dict:
         """Those of ``params`` (the user's names) that give the engine's validation NDCG other gains than
@@ -396,6 +415,140 @@ class XGBoost(Engine):
                 if name == "ndcg_exp_gain" and str(value).strip().lower() in ("false", "0", "no")}
 
 
+class CatBoost(Engine):
+    """CatBoost, a comparator: it trains its own ranking losses (YetiRank, LambdaMart, ...), not plboost's objectives.
+
+    An optional dependency (``pip install 'plboost[catboost]'``): nothing here imports it until a run trains or
+    predicts with it, and then a missing library is one line saying how to install it."""
+
+    name = "catboost"
+    label = "CatBoost"
+    builtin_objectives = ("YetiRank", "YetiRankPairwise", "QuerySoftMax", "PairLogit", "PairLogitPairwise",
+                          "QueryRMSE", "LambdaMart")
+    adapter = "plboost.engines.catboost"
+    dataset_class = "Pool"
+    dataset_label = "catboost.Pool"
+    group_hint = "build the catboost.Pool with group_id=<query of each row>"
+    model_formats = ("cbm",)
+    custom_objectives = False
+    exact_leaves = False
+    dask = False
+    out_of_core = False
+    extra = "catboost"
+    set_by_plboost = MappingProxyType({
+        "loss_function": "objective", "objective": "objective", "eval_metric": "metric",
+        "iterations": "rounds", "num_boost_round": "rounds", "n_estimators": "rounds", "num_trees": "rounds",
+        "early_stopping_rounds": "early_stopping", "od_wait": "early_stopping", "od_type": "early_stopping",
+        "use_best_model": "early_stopping"})
+    run_settings = MappingProxyType({"learning_rate": "learning_rate", "eta": "learning_rate", "max_leaves": "leaves",
+                                     "num_leaves": "leaves", "random_seed": "seed", "random_state": "seed"})
+    #: the parameters of CatBoost's ranking losses, written ``YetiRank:mode=NDCG;top=10`` by CatBoost and given here
+    #: as parameters of the objective (``YetiRank@catboost,mode=NDCG``); CatBoost refuses one its loss does not take
+    LOSS_PARAMETERS = ("mode", "permutations", "decay", "top", "dcg_type", "dcg_denominator", "noise", "noise_power",
+                       "num_neighbors", "sampling_type", "metric", "sigma", "norm", "type", "denominator", "max_pairs",
+                       "beta", "lambda", "use_weights")
+    #: besides those, the tree parameters whose default each loss sets (l2_leaf_reg is 3 for PairLogit, 5 for
+    #: PairLogitPairwise, 0 for YetiRank and LambdaMart; random_strength 0 for the pairwise losses), and the shape
+    #: of the trees, CatBoost's own choice to compare (``YetiRank@catboost,grow_policy=Lossguide``)
+    objective_parameters = (*LOSS_PARAMETERS, "grow_policy", "l2_leaf_reg", "random_strength")
+    #: the tree shapes of ``grow_policy``; num_leaves (CatBoost's max_leaves) shapes Lossguide trees only
+    GROW_POLICIES = ("SymmetricTree", "Depthwise", "Lossguide")
+    search_space = MappingProxyType({
+        "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
+        # SymmetricTree (the default: None) and Depthwise trees are `depth` deep; Lossguide ones have num_leaves
+        "depth": {"low": 4, "high": 10, "default": 6, "only_if": ("grow_policy", (None, "SymmetricTree", "Depthwise"))},
+        "num_leaves": {"low": 15, "high": 64, "log": True, "default": 31, "only_if": ("grow_policy", "Lossguide")},
+        # searched only with the Bayesian bootstrap it is for: given alone, it makes CatBoost switch to that one
+        "bagging_temperature": {"low": 0.0, "high": 1.0, "default": 1.0, "only_if": ("bootstrap_type", "Bayesian")}})
+    # each loss's default is trial 0's; a default of 0 is 1e-3 in the search
+    builtin_search_spaces = MappingProxyType({loss: {
+        "l2_leaf_reg": {"low": 1e-3, "high": 30.0, "log": True,
+                        "default": {"PairLogit": 3.0, "PairLogitPairwise": 5.0, "QuerySoftMax": 3.0,
+                                    "QueryRMSE": 3.0}.get(loss, 1e-3)},
+        "random_strength": {"low": 0.0, "high": 10.0, "default": 0.0 if loss.endswith("Pairwise") else 1.0}}
+        for loss in builtin_objectives})
+
+    def library(self):
+        try:
+            return importlib.import_module(self.name)
+        except ImportError as error:
+            raise MissingExtra(f"{self.label} is not installed: pip install 'plboost[{self.extra}]'") from error
+
+    @property
+    def version(self) -> str | None:
+        """The installed version, read without importing CatBoost (a second's import); None if not installed."""
+        try:
+            return importlib.metadata.version(self.name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    @property
+    def error_type(self):
+        return self.library().CatBoostError
+
+    def query_fields(self, dataset):
+        raise ValueError(f"plboost reads no {self.dataset_label}: {self.label} trains its own losses only")
+
+    def query_offsets(self, data):
+        raise ValueError(f"plboost reads no {self.dataset_label}: {self.label} trains its own losses only")
+
+    def predict(self, booster, X, trees=None):
+        return booster.predict(X, prediction_type="RawFormulaVal", ntree_end=trees or 0)
+
+    def save(self, booster, path, trees):
+        # CatBoost writes its .cbm format to a file name only: written here to a temporary directory, then whole
+        import tempfile
+        from pathlib import Path
+
+        if trees and trees < booster.tree_count_:
+            booster = booster.copy()
+            booster.shrink(ntree_end=trees)
+        with tempfile.TemporaryDirectory(prefix="plboost-catboost-") as folder:
+            written = Path(folder) / "model.cbm"
+            booster.save_model(str(written), format="cbm")
+            write_atomic(path, lambda handle: handle.write(written.read_bytes()))
+
+    def n_features(self, booster):
+        return len(booster.feature_names_)
+
+    def trained_rounds(self, booster):
+        return booster.tree_count_
+
+    def feature_importances(self, booster, kind, trees=None):
+        if kind != "gain":
+            raise ValueError(f"{self.label} counts no splits per feature; use importance_type='gain' (its "
+                             "PredictionValuesChange)")
+        if trees is not None and trees < booster.tree_count_:
+            booster = booster.copy()
+            booster.shrink(ntree_end=trees)
+        return np.asarray(booster.get_feature_importance(type="PredictionValuesChange"), dtype=np.float64)
+
+    def _parameter_texts(self, objective):
+        library = self.library()
+        tiny = library.Pool(np.arange(8.0).reshape(4, 2), label=[0, 1, 0, 1], group_id=[0, 0, 1, 1])
+        model = library.CatBoost({"loss_function": objective, "iterations": 1, "allow_writing_files": False,
+                                  "verbose": False, "thread_count": 1})
+        model.fit(tiny)
+        return {name: str(value) for name, value in model.get_all_params().items() if not isinstance(value, dict)}
+
+    def is_plboost_ndcg(self, values, eval_at):
+        return eval_at is not None and len(values) == 1 and str(values[0]).strip() == self.ndcg_metric(eval_at)
+
+    def check_tree_settings(self, num_leaves, params):
+        policy = str(params.get("grow_policy", "SymmetricTree"))
+        if policy not in self.GROW_POLICIES:
+            raise ValueError(f"parameter grow_policy={policy!r}: CatBoost's are {', '.join(self.GROW_POLICIES)}")
+        if policy != "Lossguide" and num_leaves != DEFAULT_NUM_LEAVES:
+            raise ValueError(f"num_leaves={num_leaves} shapes CatBoost's trees with grow_policy=Lossguide only (its "
+                             f"max_leaves); its {policy} trees are depth={params.get('depth', 6)} deep: give "
+                             f"grow_policy=Lossguide, or leave num_leaves at {DEFAULT_NUM_LEAVES} (set depth instead)")
+
+    @staticmethod
+    def ndcg_metric(eval_at: int) -> str:
+        """CatBoost's name of plboost's NDCG@eval_at: exponential gains (CatBoost's default is linear)."""
+        return f"NDCG:top={eval_at};type=Exp"
+
+
 def _leaf_texts(node: dict, found: dict | None = None) -> dict[str, str]:
     """The ``name: text`` leaves of XGBoost's nested JSON configuration (the first of each name)."""
     found = {} if found is None else found
@@ -444,9 +597,9 @@ def registry(*engines: Engine) -> Mapping[str, Engine]:
     return MappingProxyType(by_name)
 
 
-LIGHTGBM, XGBOOST = LightGBM(), XGBoost()
+LIGHTGBM, XGBOOST, CATBOOST = LightGBM(), XGBoost(), CatBoost()
 #: the engines by name: ``name in ENGINES`` and iterating give the names, ``ENGINES[name]`` the engine
-ENGINES = registry(LIGHTGBM, XGBOOST)
+ENGINES = registry(LIGHTGBM, XGBOOST, CATBOOST)
 #: the engine a run trains with unless told otherwise
 DEFAULT_ENGINE = LIGHTGBM.name
 
@@ -464,7 +617,7 @@ def get_engine(engine: str | Engine) -> Engine:
 def engine_of(data, default: Any = ...) -> Engine:
     """The engine whose dataset ``data`` is (an ``lgb.Dataset``, an ``xgb.DMatrix``, ...); TypeError naming
     the dataset classes if none, or ``default`` when one is given."""
-    for engine in ENGINES.values():
+    for engine in _dataset_engines():
         if engine.owns(data):
             return engine
     if default is not ...:
@@ -474,7 +627,13 @@ def engine_of(data, default: Any = ...) -> Engine:
 
 def dataset_labels(separator: str = ", ") -> str:
     """The engines' dataset classes as messages name them: ``"lgb.Dataset, xgb.DMatrix"``."""
-    return separator.join(engine.dataset_label for engine in ENGINES.values())
+    return separator.join(engine.dataset_label for engine in _dataset_engines())
+
+
+def _dataset_engines() -> list[Engine]:
+    """The engines whose datasets plboost reads: those that call its objectives with them (a comparator's, such as
+    a ``catboost.Pool``, holds nothing plboost needs)."""
+    return [engine for engine in ENGINES.values() if engine.custom_objectives]
 
 
 def engine_of_model_format(kind: str) -> Engine:
@@ -482,8 +641,8 @@ def engine_of_model_format(kind: str) -> Engine:
     return next(engine for engine in ENGINES.values() if kind in engine.model_formats)
 
 
-__all__ = ["DEFAULT_ENGINE", "ENGINES", "LIGHTGBM", "XGBOOST", "Engine", "LightGBM", "XGBoost", "dataset_labels",
-           "engine_of", "engine_of_model_format", "get_engine", "registry"]
+__all__ = ["CATBOOST", "DEFAULT_ENGINE", "ENGINES", "LIGHTGBM", "XGBOOST", "CatBoost", "Engine", "LightGBM", "XGBoost",
+           "dataset_labels", "engine_of", "engine_of_model_format", "get_engine", "registry"]
 
 
 #: how a tree's leaf values are computed: by the engine from summed hessians ("diagonal"), or by the objective's

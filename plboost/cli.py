@@ -507,7 +507,8 @@ def failure_message(error: BaseException) -> str | None:
     from .engines import engine_message
 
     for engine in ENGINES.values():  # before ValueError: XGBoost's errors are ValueErrors with a C++ stack trace
-        if engine.name in sys.modules and isinstance(error, engine.error_type):  # an engine not loaded raised nothing
+        # an engine not loaded (or, in a test, hidden) raised nothing
+        if sys.modules.get(engine.name) is not None and isinstance(error, engine.error_type):
             return f"{engine.label}: {engine_message(error)}"
     if isinstance(error, (ValueError, FileNotFoundError, InputTypeError, OSError, MissingExtra)):
         return str(error)

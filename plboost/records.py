@@ -33,7 +33,8 @@ from .data.tabular import TABLE_OPTIONS, is_table
 
 #: the version of the record format; records of another format are recomputed
 RECORD_FORMAT = 2
-#: the packages whose versions a record must match to be reused
+#: the packages whose versions a record must match to be reused: plboost and the engines it depends on, and an
+#: optional engine (CatBoost) for the runs that train with it (:func:`package_versions`)
 VERSIONED_PACKAGES = ("plboost", *ENGINES)
 
 _fingerprints: dict[tuple, str] = {}
@@ -78,21 +79,26 @@ def file_identity(entry: dict | None) -> tuple:
     return (entry or {}).get("content"), (entry or {}).get("table")
 
 
-def package_versions() -> dict:
-    """Versions of the packages that decide a run's result (:data:`VERSIONED_PACKAGES`)."""
+def package_versions(engine: str | None = None) -> dict:
+    """Versions of the packages that decide a run's result (:data:`VERSIONED_PACKAGES`): plboost's, those of the
+    engines plboost depends on, and an optional engine's only where it is the run's ``engine`` (a record of a
+    LightGBM run stays valid whether or not CatBoost is installed, or upgraded)."""
     from ._version import __version__
 
-    return {"plboost": __version__, **{name: engine.version for name, engine in ENGINES.items()}}
+    return {"plboost": __version__, **{name: record.version for name, record in ENGINES.items()
+                                       if record.extra is None or name == engine}}
 
 
-def environment_versions() -> dict:
-    """Versions of Python, NumPy and Numba besides :func:`package_versions`, for result files."""
+def environment_versions(engines=()) -> dict:
+    """Versions of Python, NumPy and Numba besides :func:`package_versions` (with those of the optional
+    ``engines`` given), for result files."""
     import platform
 
     import numba
     import numpy
 
-    return {"python": platform.python_version(), **package_versions(), "numpy": numpy.__version__,
+    optional = {name: ENGINES[name].version for name in engines if ENGINES[name].extra is not None}
+    return {"python": platform.python_version(), **package_versions(), **optional, "numpy": numpy.__version__,
             "numba": numba.__version__}
 
 
@@ -126,7 +132,9 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
         if not _same(old_spec.get(name), new_spec.get(name)):
             reasons.append(f"{name} {_show(old_spec.get(name))} -> {_show(new_spec.get(name))}")
     old_versions = recorded.get("versions") or {}
-    for package in VERSIONED_PACKAGES:
+    for package in dict.fromkeys([*wanted["versions"], *old_versions]):
+        if package not in VERSIONED_PACKAGES:
+            continue
         if old_versions.get(package) != wanted["versions"].get(package):
             reasons.append(f"{package} {old_versions.get(package, '?')} -> {wanted['versions'].get(package)}")
     for key in dict.fromkeys([*wanted, *recorded]):

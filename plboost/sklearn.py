@@ -40,7 +40,9 @@ class Ranker(BaseEstimator):
         or the name of one of the engine's own ranking objectives (``"lambdarank"``, ``"rank_xendcg"``;
         ``"rank:ndcg"``, ``"rank:pairwise"``), so that a comparison is like with like. The objective given is
         never changed: fitting trains a clone of it (``objective_``).
-    engine : {"lightgbm", "xgboost"}, default "lightgbm"
+    engine : {"lightgbm", "xgboost", "catboost"}, default "lightgbm"
+        CatBoost (``pip install 'plboost[catboost]'``) trains its own losses only (``"YetiRank"``, ``"LambdaMart"``,
+        ...), and its feature importances are ``importance_type="gain"`` (its PredictionValuesChange).
     n_estimators : int, default 100
         Boosting rounds.
     learning_rate : float, default 0.1

@@ -51,7 +51,9 @@ class Dimension:
     default: object = None
     #: engines whose runs search this dimension (None: every engine)
     engines: tuple | None = None
-    #: (name, value): searched only when that other parameter has that value (e.g. no bagging with exact leaves)
+    #: (name, value or tuple of values): searched only when that other parameter (a field of the configuration, one of
+    #: its engine or objective parameters, or a dimension drawn before) has that value, None for one not set (e.g.
+    #: no bagging with exact leaves; CatBoost's depth for its symmetric and depth-wise trees)
     only_if: tuple | None = None
 
     def __post_init__(self):
@@ -76,6 +78,15 @@ class Dimension:
             return trial.suggest_int(self.name, self.low, self.high, log=self.log)
         return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log)
 
+    def applies(self, drawn: dict, spec) -> bool:
+        """Whether the dimension is searched for ``spec``, given the values ``drawn`` so far (:attr:`only_if`)."""
+        if self.only_if is None:
+            return True
+        name, values = self.only_if
+        given = {**spec.objective_params, **spec.engine_params, **drawn}
+        value = given[name] if name in given else getattr(spec, name, None)
+        return value in values if isinstance(values, tuple) else value == values
+
     def contains(self, value) -> bool:
         if self.choices is not None:
             return value in self.choices
@@ -87,7 +98,11 @@ class Dimension:
             return f"{self.name}: one of {', '.join(map(str, self.choices))}"
         kind = ("integer" if self.integer else "uniform") if not self.log else (
             "log-uniform integer" if self.integer else "log-uniform")
-        condition = f" (when {self.only_if[0]} is {self.only_if[1]})" if self.only_if else ""
+        condition = ""
+        if self.only_if:
+            name, values = self.only_if
+            shown = [str(v) for v in (values if isinstance(values, tuple) else (values,)) if v is not None]
+            condition = f" (when {name} is {' or '.join(shown)})"
         return f"{self.name}: {kind} {self.low:g}-{self.high:g}{condition}"
 
 
@@ -125,11 +140,8 @@ class SearchSpace:
         only when its condition holds (given the values drawn so far, else the spec's)."""
         params = {}
         for dimension in self.objective + self.engine:
-            if dimension.only_if is not None:
-                name, value = dimension.only_if
-                if params.get(name, getattr(spec, name, None)) != value:
-                    continue
-            params[dimension.name] = dimension.suggest(trial)
+            if dimension.applies(params, spec):
+                params[dimension.name] = dimension.suggest(trial)
         return params
 
     def defaults(self, spec) -> dict:
@@ -319,7 +331,7 @@ def search(spec, train_trial, *, tuning: Tuning, space: SearchSpace, name: str, 
 
 def _trial_errors() -> tuple:
     """What a trial may raise without ending the search: a parameter an engine refuses."""
-    return (ValueError, *(engine.error_type for engine in ENGINES.values()))
+    return (ValueError, *(engine.error_type for engine in ENGINES.values() if engine.installed))
 
 
 def _open_study(optuna, name, storage, provenance, tuning: Tuning, log):

@@ -178,8 +178,8 @@ def test_search_spaces_from_toml(tmp_path):
     assert dims["window"].choices == (1, 2)
     with pytest.raises(ValueError, match=r"runs.toml \[tune.lightgbm\] num_leaves: .*low < high"):
         spaces_from_toml({"lightgbm": {"num_leaves": {"low": 63, "high": 15}}}, "runs.toml")
-    with pytest.raises(ValueError, match=r"\[tune.catboost\]: not an engine or objective"):
-        spaces_from_toml({"catboost": {}}, "runs.toml")
+    with pytest.raises(ValueError, match=r"\[tune.lightgbn\]: not an engine or objective"):
+        spaces_from_toml({"lightgbn": {}}, "runs.toml")
 
 
 def test_tuned_is_at_least_as_good_as_untuned_on_validation(shared_data):

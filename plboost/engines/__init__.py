@@ -46,8 +46,8 @@ def check_capability(engine: str | Engine, capability: str, what: str) -> None:
 def load_model(path) -> SavedModel:
     """Load a model saved by :meth:`TrainedModel.save` or by the engines themselves.
 
-    The format is told by the content (LightGBM text, XGBoost JSON or UBJSON), whatever the file's name. The
-    file is checked first (:mod:`plboost.engines._model_files`): a truncated or foreign file raises one
+    The format is told by the content (LightGBM text, XGBoost JSON or UBJSON, CatBoost .cbm), whatever the file's
+    name. The file is checked first (:mod:`plboost.engines._model_files`): a truncated or foreign file raises one
     ValueError naming the file and what is wrong, where the engines would crash or print a stack trace.
     """
     from ._model_files import read_model_file
@@ -71,7 +71,7 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
         return get_objective(name, **params), {}
     if name in builtin:
         return name, params
-    known = sorted(OBJECTIVES) + list(builtin)
+    known = (sorted(OBJECTIVES) if get_engine(engine).custom_objectives else []) + list(builtin)
     guess = _objective_meant(name, known)
     hint = f" (did you mean {guess}?)" if guess else ""
     raise ValueError(f"unknown objective {name!r} for {engine}{hint}; choose one of {', '.join(known)}")

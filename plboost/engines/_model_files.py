@@ -10,7 +10,8 @@ it, to say why; ``tests/engines/test_model_files.py`` truncates models at many o
 
 The format is told by the content, not the file name: LightGBM text starts with a ``tree`` line (or
 ``version=``), XGBoost's JSON and UBJSON with ``{`` -- JSON then has a quote or white space, UBJSON the
-type marker of its first key's length.
+type marker of its first key's length -- and CatBoost's ``.cbm`` with ``CBM1`` (CatBoost verifies its
+flatbuffers itself, and refuses a truncated file with an error of its own).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import numpy as np
 LIGHTGBM_HEADER_KEYS = ("version", "num_class", "num_tree_per_iteration", "label_index", "max_feature_idx",
                         "feature_names", "feature_infos", "tree_sizes")
 _PANDAS_KEY = b"pandas_categorical:"
+#: the first bytes of CatBoost's own model format (.cbm), which CatBoost checks whole when it loads one
+CATBOOST_MAGIC = b"CBM1"
 
 
 def read_model_file(path: Path) -> tuple[str, bytearray]:
-    """The format ("text": LightGBM's, "json" or "ubj": XGBoost's) and the bytes of a model file; ValueError if
-    neither."""
+    """The format ("text": LightGBM's, "json" or "ubj": XGBoost's, "cbm": CatBoost's) and the bytes of a model file;
+    ValueError if none."""
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a model file")
     if path.exists() and not path.is_file():
@@ -42,8 +45,8 @@ def read_model_file(path: Path) -> tuple[str, bytearray]:
         if kind is None:
             if not head.strip():
                 raise ValueError(f"{path} is empty, not a model file")
-            raise ValueError(f"{path} is not a LightGBM model file (its first line is not 'tree') nor an XGBoost "
-                             "model (JSON or UBJSON, starting with '{')")
+            raise ValueError(f"{path} is not a LightGBM model file (its first line is not 'tree'), an XGBoost "
+                             "model (JSON or UBJSON, starting with '{') nor a CatBoost one (.cbm, starting with CBM1)")
         data = bytearray(head)
         data += file.read()
         return kind, data
@@ -52,6 +55,8 @@ def read_model_file(path: Path) -> tuple[str, bytearray]:
 def _format_of(head: bytes) -> str | None:
     if head.startswith((b"tree\n", b"tree\r\n", b"version=")):
         return "text"
+    if head.startswith(CATBOOST_MAGIC):
+        return "cbm"
     if head[:1] == b"{" and len(head) > 1 and head[1:2] in b"iUIlL$#":  # a type marker: UBJSON
         return "ubj"
     if head.lstrip()[:1] in (b"{", b"["):

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from collections.abc import Mapping
 
 from .._constraints import Integer, Options, Real, check_params
-from .._engine_registry import LEAF_VALUES
+from .._engine_registry import DEFAULT_NUM_LEAVES, LEAF_VALUES
 from ..errors import InputTypeError
 
 #: what each field of :class:`TrainingSettings` may be (``engine_params``: any mapping)
@@ -54,7 +54,7 @@ class TrainingSettings:
 
     rounds: int = 100
     learning_rate: float = 0.1
-    num_leaves: int = 31
+    num_leaves: int = DEFAULT_NUM_LEAVES
     early_stopping: int | None = None
     eval_at: int = 10
     seed: int = 0

@@ -266,7 +266,7 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,
         record = {"format": 2, **asdict(fold), "conventions": result.conventions, "provenance": item.provenance,
                   "engine_params": jsonable_params(result.model.engine_params),
                   "objective_params": jsonable_params(result.model.objective_params),
-                  "versions": environment_versions()}
+                  "versions": environment_versions([item.spec.engine])}
         if item.protocol is not None:
             record["protocol"] = item.protocol
         if item.tuned is not None:

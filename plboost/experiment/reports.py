@@ -113,7 +113,8 @@ def save(comparison, directory, significance=None) -> dict:
     summary_fields = ["configuration", "dataset", *list(summary[0])[1:]]
     summary_rows = [summary_fields] + [[comparison.dataset_name if name == "dataset" else row[name]
                                         for name in summary_fields] for row in summary]
-    payload = {"dataset": comparison.dataset, "conventions": comparison.conventions, "versions": environment_versions(),
+    versions = environment_versions(sorted({spec.engine for spec in comparison.specs}))
+    payload = {"dataset": comparison.dataset, "conventions": comparison.conventions, "versions": versions,
                "configurations": [{"label": s.label, **asdict(s)} for s in comparison.specs],
                "results": comparison.split_means(), "runs": [r.brief() for r in comparison.results], "summary": summary}
     texts = {"results.csv": _csv_text(rows), "summary.csv": _csv_text(summary_rows),

@@ -46,7 +46,7 @@ class RunResult:
             "rounds": self.model.rounds,
             "best_iteration": self.model.best_iteration,
             "trees_used": self.model.trees_used,
-            "versions": environment_versions(),
+            "versions": environment_versions([self.spec.engine]),
         }
 
     def save_json(self, path) -> None:

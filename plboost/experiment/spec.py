@@ -54,6 +54,8 @@ class RunSpec:
         self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
         check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
                             run_settings=True)
+        engines.get_engine(self.engine).check_tree_settings(self.num_leaves, {**self.objective_params,
+                                                                             **self.engine_params})
         if self.objective in engines.BUILTIN_OBJECTIVES.get(self.engine, ()):
             check_engine_params(self.engine, self.objective_params, objective=self.objective,
                                 eval_at=max(self.eval_at), run_settings=True, what="parameter of " + self.objective)

@@ -450,7 +450,7 @@ class RankingObjective(metaclass=_ObjectiveClass):
     def _engine_of(self, dataset):
         engine = engine_of(dataset, default=None)
         if engine is None:
-            labels = " or ".join(engine.label for engine in ENGINES.values())
+            labels = " or ".join(engine.label for engine in ENGINES.values() if engine.custom_objectives)
             raise InputTypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset); got a "
                             f"{type(dataset).__name__}. For lgb.LGBMRanker pass objective={type(self).__name__}(...)"
                             ".sklearn(); for arrays use .gradients(scores, labels, offsets)")

@@ -147,7 +147,7 @@ def test_a_results_file_is_not_a_model(data, tmp_path, capsys):
 
 @pytest.mark.parametrize("content, message", [
     (b"", r"is empty, not a model file"),
-    (b"2 qid:1 1:0.5\n", r"is not a LightGBM model file \(its first line is not 'tree'\) nor an XGBoost model"),
+    (b"2 qid:1 1:0.5\n", r"is not a LightGBM model file \(its first line is not 'tree'\), an XGBoost model"),
     (b"[1, 2]", r"is not an XGBoost model: its JSON is a list, not an object"),
     (b'{"learner": {"objective": {}}}', r"is not a complete XGBoost model: its 'learner' has no 'gradient_booster'"),
     (b'{"learner": 1, "x": [1, 2', r"is a truncated XGBoost JSON model: it ends inside a value at byte 25"),

@@ -10,19 +10,22 @@ from plboost._engine_registry import ENGINES, Engine, dataset_labels, engine_of,
 from plboost.data import RankingData
 
 
-def test_the_registry_lists_both_engines_by_name():
-    assert list(ENGINES) == ["lightgbm", "xgboost"]
+def test_the_registry_lists_the_engines_by_name():
+    assert list(ENGINES) == ["lightgbm", "xgboost", "catboost"]
     assert all(isinstance(engine, Engine) and engine.name == name for name, engine in ENGINES.items())
     # the public names of plboost.engines are the registry's
     assert plboost.engines.ENGINES is ENGINES
-    assert "xgboost" in plboost.engines.ENGINES and "catboost" not in plboost.engines.ENGINES
+    assert "xgboost" in plboost.engines.ENGINES and "LightGBM" not in plboost.engines.ENGINES
     assert plboost.engines.BUILTIN_OBJECTIVES == {"lightgbm": ("lambdarank", "rank_xendcg", "regression"),
-                                                  "xgboost": ("rank:ndcg", "rank:pairwise")}
+                                                  "xgboost": ("rank:ndcg", "rank:pairwise"),
+                                                  "catboost": ("YetiRank", "YetiRankPairwise", "QuerySoftMax",
+                                                               "PairLogit", "PairLogitPairwise", "QueryRMSE",
+                                                               "LambdaMart")}
 
 
 def test_the_registry_is_read_only_and_refuses_a_name_given_twice():
     with pytest.raises(TypeError):
-        ENGINES["catboost"] = ENGINES["lightgbm"]
+        ENGINES["other"] = ENGINES["lightgbm"]
     with pytest.raises(ValueError, match="two engines are named 'lightgbm'"):
         registry(ENGINES["lightgbm"], ENGINES["lightgbm"])
 
@@ -37,11 +40,11 @@ def test_an_engine_is_found_by_its_name():
     assert get_engine(ENGINES["xgboost"]) is ENGINES["xgboost"]
 
 
-@pytest.mark.parametrize("name", ["catboost", "LightGBM", "", None, ["lightgbm"]])
+@pytest.mark.parametrize("name", ["CatBoost", "LightGBM", "", None, ["lightgbm"]])
 def test_an_unknown_engine_name_is_refused_naming_the_choices(name):
-    with pytest.raises(ValueError, match=r"unknown engine .*; choose one of lightgbm, xgboost$"):
+    with pytest.raises(ValueError, match=r"unknown engine .*; choose one of lightgbm, xgboost, catboost$"):
         get_engine(name)
-    with pytest.raises(ValueError, match="choose one of lightgbm, xgboost"):
+    with pytest.raises(ValueError, match="choose one of lightgbm, xgboost, catboost"):
         plboost.engines.check_engine(name)
 
 

@@ -74,4 +74,4 @@ def test_objective_names_resolve_per_engine():
     with pytest.raises(ValueError, match="unknown objective 'lambdarank' for xgboost"):
         resolve_objective("lambdarank", "xgboost")
     with pytest.raises(ValueError, match="unknown engine"):
-        resolve_objective("plrank", "catboost")
+        resolve_objective("plrank", "lightgbn")
