@@ -218,6 +218,10 @@ class RankingObjective(metaclass=_ObjectiveClass):
     _softmax_of_scores = True
     #: constructor arguments that are former names of others: accepted, never reported by :meth:`get_params`
     _aliases: tuple[str, ...] = ()
+    #: for a class with a ``preset`` argument: each preset's values of the arguments left unset (see
+    #: :meth:`_updated_params`), and the value that leaves an argument unset where it is not None
+    _presets: dict[str, dict] = {}
+    _unset: dict[str, object] = {}
     #: why the objective has no loss, for one whose :meth:`_gradients` returns None (see :meth:`losses`)
     _no_loss_reason: str = ""
     #: valid values other than the defaults, for arguments from whose default and annotation the tests
@@ -313,8 +317,16 @@ class RankingObjective(metaclass=_ObjectiveClass):
         return self
 
     def _updated_params(self, params: dict) -> dict:
-        """The constructor arguments after :meth:`set_params` (``params``): the current ones updated."""
-        return {**self.get_params(), **params}
+        """The constructor arguments after :meth:`set_params` (``params``): the current ones updated. With a new
+        ``preset`` (for a class with :attr:`_presets`), the parameters still at the current preset's value follow
+        the new one, as they would in a new object of that preset; those set to another value, or given, stay."""
+        current = self.get_params()
+        new_preset = params.get("preset")
+        if self._presets and new_preset != getattr(self, "preset", None) and new_preset in self._presets:
+            for name, value in self._presets[self.preset].items():
+                if name not in params and current[name] == value:
+                    current[name] = self._unset.get(name)
+        return {**current, **params}
 
     def __sklearn_clone__(self):
         # scikit-learn's clone: an unfitted objective of the same parameters (its own check, that the constructor

@@ -110,6 +110,9 @@ class LambdaLoss(RankingObjective):
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
                              "lightgbm_arithmetic": Boolean(), "preset": Options(*_PRESETS)}
 
+    _presets = _PRESETS
+    _unset = {"lambdarank_truncation_level": "preset"}
+
     def __init__(self, *, loss: str = "ndcg_loss2++", mu: float = 1.0, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
                  label_gain=None, lightgbm_arithmetic: bool = False, preset: str = "lightgbm",
@@ -127,15 +130,6 @@ class LambdaLoss(RankingObjective):
     def search_fixed_by(cls, params: dict) -> frozenset[str]:
         """μ is searched for NDCG-Loss2++ only (it merely scales NDCG-Loss2)."""
         return frozenset() if params.get("loss", "ndcg_loss2++") == "ndcg_loss2++" else frozenset({"mu"})
-
-    def _updated_params(self, params: dict) -> dict:
-        """A new ``preset`` moves the parameters still at the current preset's value."""
-        current = self.get_params()
-        if "preset" in params and params["preset"] != self.preset and params["preset"] in _PRESETS:
-            for name, value in _PRESETS[self.preset].items():
-                if name not in params and current[name] == value:
-                    current[name] = "preset" if name == "lambdarank_truncation_level" else None
-        return {**current, **params}
 
     @property
     def _has_loss(self) -> bool:

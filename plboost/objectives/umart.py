@@ -266,6 +266,9 @@ class UMart(RankingObjective):
                              "log_norm": (Boolean(), None), "hessian_sigma_power": (Integer(low=1), None),
                              "preset": Options(*_PRESETS), "lightgbm_arithmetic": Boolean()}
 
+    _presets = _PRESETS
+    _unset = {"lambdarank_truncation_level": "preset"}
+
     def __init__(self, *, window: int = 2, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
                  label_gain=None, max_dcg_at: int | None = None, score_distance_norm: bool | None = None,
@@ -300,16 +303,6 @@ class UMart(RankingObjective):
         inverse_max_dcg = np.empty(data.offsets.size - 1)
         over_queries(inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcg)
         return gains, position_discounts(longest), inverse_max_dcg
-
-    def _updated_params(self, params: dict) -> dict:
-        """With a new ``preset``, the parameters still at the current preset's value follow the new one (as they
-        would in a new ``UMart(preset=...)``); those set to another value, or given with it, stay."""
-        current = self.get_params()
-        if "preset" in params and params["preset"] != self.preset and params["preset"] in _PRESETS:
-            for name, value in _PRESETS[self.preset].items():
-                if name not in params and current[name] == value:
-                    current[name] = "preset" if name == "lambdarank_truncation_level" else None
-        return {**current, **params}
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> None:
         gains, discounts, inverse_max_dcg = state

@@ -315,6 +315,8 @@ class YetiRank(RankingObjective):
                              "neighbors": (Integer(low=1), None), "hessian": (Options(*HESSIANS), None),
                              "seed": SEED, "preset": Options(*_PRESETS)}
 
+    _presets = _PRESETS
+
     def __init__(self, *, noise: str | None = None, noise_scale: float | None = None, permutations: int | None = None,
                  decay: float | None = None, weight_scale: float | None = None, loss: str | None = None,
                  top: int | None = None, gain: str | None = None, neighbors: int | None = None,
@@ -337,15 +339,6 @@ class YetiRank(RankingObjective):
         if params.get("noise") == "none":
             fixed.add("noise_scale")
         return frozenset(fixed)
-
-    def _updated_params(self, params: dict) -> dict:
-        """With a new ``preset``, the parameters still at the current preset's value follow the new one."""
-        current = self.get_params()
-        if "preset" in params and params["preset"] != self.preset and params["preset"] in _PRESETS:
-            for name, value in _PRESETS[self.preset].items():
-                if name not in params and current[name] == value:
-                    current[name] = None
-        return {**current, **params}
 
     @property
     def _mode(self) -> int:
