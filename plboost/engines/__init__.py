@@ -67,7 +67,11 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
     params = dict(params or {})
     builtin = get_engine(engine).builtin_objectives
     if name in OBJECTIVES:
-        check_capability(engine, "custom_objectives", f"plboost's objectives ({name})")
+        own = [loss for loss in builtin if loss.lower() == name.lower()]  # yetirank on CatBoost: its YetiRank
+        try:
+            check_capability(engine, "custom_objectives", f"plboost's objectives ({name})")
+        except ValueError as error:
+            raise ValueError(f"{error}; {get_engine(engine).label}'s own is {own[0]}" if own else str(error)) from None
         return get_objective(name, **params), {}
     if name in builtin:
         return name, params

@@ -107,8 +107,12 @@ def test_plboost_objectives_and_unknown_losses_are_refused(small):
         with pytest.raises(ValueError, match=r"^CatBoost cannot do plboost's objectives \(plrank\) in plboost; "
                                              "LightGBM and XGBoost can$"):
             call()
-    with pytest.raises(ValueError, match=r"unknown objective 'yetirank' for catboost \(did you mean YetiRank\?\); "
-                                         r"choose one of YetiRank, YetiRankPairwise, .*, LambdaMart$"):
+    with pytest.raises(ValueError, match=r"unknown objective 'yetirankpairwise' for catboost \(did you mean "
+                                         r"YetiRankPairwise\?\); choose one of YetiRank, YetiRankPairwise, .*, "
+                                         r"LambdaMart$"):
+        resolve_objective("yetirankpairwise", "catboost")
+    with pytest.raises(ValueError, match=r"^CatBoost cannot do plboost's objectives \(yetirank\) in plboost; "
+                                         r"LightGBM and XGBoost can; CatBoost's own is YetiRank$"):
         resolve_objective("yetirank", "catboost")
     with pytest.raises(ValueError, match="unknown objective 'lambdarank' for catboost"):
         train("catboost", "lambdarank", train_data, rounds=2)
