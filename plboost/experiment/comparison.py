@@ -216,7 +216,10 @@ def _checked_comparison(specs, layout, splits, repeats):
             raise ValueError(f"configuration #{number} ({spec.label}) is configuration #{earlier[0]} ({earlier[1]}) "
                              "again: the same objective, parameters (defaults included) and settings; give it once")
     if len({s.label for s in specs}) != len(specs):
-        raise ValueError("two configurations have the same label; give them different parameters or engines")
+        twice = sorted({s.label for s in specs if sum(t.label == s.label for t in specs) > 1})
+        raise ValueError(f"two configurations have the same label ({', '.join(twice)}): they differ only in settings "
+                         "a label does not show (engine parameters, rounds, ...); give each a name "
+                         "(name = \"...\" in its [[run]] table)")
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
         raise ValueError("all configurations of a comparison must use the same evaluation conventions")
     repeats = check(repeats, Integer(low=1), "repeats", "compare")

@@ -99,7 +99,8 @@ class RecordWarning(UserWarning):
 
 def run_provenance(spec: RunSpec, data: dict) -> dict:
     """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
-    provenance = {"data": data, "spec": normalized(asdict(spec)), "versions": package_versions(spec.engine)}
+    shown = {name: value for name, value in asdict(spec).items() if name != "name"}  # display only
+    provenance = {"data": data, "spec": normalized(shown), "versions": package_versions(spec.engine)}
     registered = [metric.column(None) for metric in metrics.registered_metrics()]
     if registered:  # metrics of the user's own (plboost.metrics.register_metric): a record without them is stale
         provenance["registered metrics"] = registered

@@ -42,6 +42,10 @@ class RunSpec:
     leaf_values: str = DEFAULT_SETTINGS.leaf_values
     #: repeat index: the engine's seed and the objective's own seed (where it has one) are shifted by it
     repeat: int = 0
+    #: what tables call the configuration instead of :attr:`label`'s objective, parameters and engine (TOML
+    #: ``name = "..."``): for configurations told apart only by engine parameters or run settings. Display only:
+    #: not part of :attr:`key` or of a record's provenance
+    name: str | None = None
 
     def __post_init__(self):
         self.eval_at = tuple(check(k, Integer(low=1), "eval_at") for k in self.eval_at)
@@ -51,6 +55,8 @@ class RunSpec:
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)
         self.repeat = check(self.repeat, Integer(low=0), "repeat")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            raise ValueError(f"name must be a non-empty text, got {self.name!r}")
         self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
         check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
                             run_settings=True)
@@ -87,7 +93,11 @@ class RunSpec:
 
         >>> RunSpec(objective_params={"n_permutations": 3, "top_k": 5}).label
         'plrank(top_k=5, n_permutations=3) [lightgbm]'
+
+        A :attr:`name`, when given, is the label as it stands.
         """
+        if self.name is not None:
+            return self.name
         params = ", ".join(f"{name}={shown_value(value)}" for name, value in self._shown_params().items())
         engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
         return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"

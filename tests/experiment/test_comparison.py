@@ -4,6 +4,7 @@ are written and resumed, bad input refused; run specs from text and TOML."""
 import csv
 import itertools
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from plboost import metrics
 from plboost.data import load_svmlight
 from plboost.data.layouts import find_layout
 from plboost.experiment import RunSpec, compare, load_config, parse_run, record_path_of
+from plboost.experiment.planning import run_provenance
 
 # --------------------------------------------------------------------------------------------------
 # compare
@@ -100,8 +102,10 @@ def test_compare_refuses_bad_input(shared_data):
         compare([parse_run("plrnak", RunSpec())], layout)
     with pytest.raises(ValueError, match=r"configuration #2 \(plrank \[lightgbm\]\) is configuration #1"):
         compare([RunSpec(), RunSpec()], layout)
-    with pytest.raises(ValueError, match="same label"):  # two configurations a table could not tell apart
-        compare([RunSpec(), RunSpec(rounds=50)], layout)
+    with pytest.raises(ValueError, match=r"same label \(plrank \[lightgbm\]\).*give each a name"):
+        compare([RunSpec(), RunSpec(rounds=50)], layout)  # two configurations a table could not tell apart
+    with pytest.raises(ValueError, match="name must be a non-empty text, got ' '"):
+        RunSpec(name=" ")
     with pytest.raises(ValueError, match="same evaluation conventions"):
         compare([RunSpec(), RunSpec(objective="lambdarank", no_relevant="zero")], layout)
 
@@ -126,6 +130,21 @@ def test_run_specs_from_text_and_toml(tmp_path):
     config.write_text('[defaults]\nrounds = 7\n')
     with pytest.raises(ValueError, match="no \\[\\[run\\]\\] tables"):
         load_config(config, defaults)
+
+
+def test_a_name_tells_apart_configurations_that_differ_in_engine_parameters(tmp_path):
+    """Two [[run]] tables of one objective with other engine parameters: their labels alike, each takes a name.
+    The name is display only: it changes neither the configuration's key nor its records' provenance."""
+    config = tmp_path / "runs.toml"
+    config.write_text('[[run]]\nobjective = "lambdarank"\n\n[[run]]\nobjective = "lambdarank"\n'
+                      'name = "lambdarank, extra trees"\nengine_params = { extra_trees = true }\n')
+    plain, extra = load_config(config, RunSpec(rounds=3))
+    assert (plain.label, extra.label) == ("lambdarank [lightgbm]", "lambdarank, extra trees")
+    assert extra.engine_params == {"extra_trees": True}
+    unnamed = replace(extra, name=None)
+    assert unnamed.key == extra.key != plain.key
+    data = {"train": {"path": "t", "content": "sha256:0"}}
+    assert run_provenance(unnamed, data) == run_provenance(extra, data)
 
 
 @pytest.mark.engine
