@@ -5,6 +5,7 @@ import csv
 import itertools
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,6 +132,14 @@ def test_run_specs_from_text_and_toml(tmp_path):
     with pytest.raises(ValueError, match="no \\[\\[run\\]\\] tables"):
         load_config(config, defaults)
 
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "docs" / "examples").glob("*.toml")),
+                         ids=lambda path: path.name)
+def test_the_documented_run_files_load(path):
+    """The TOML files docs/ runs (docs/examples/*.toml): every configuration in them checks out, labels distinct."""
+    specs = load_config(path, RunSpec())
+    assert specs and len({spec.label for spec in specs}) == len(specs) == len({spec.key for spec in specs})
 
 def test_a_name_tells_apart_configurations_that_differ_in_engine_parameters(tmp_path):
     """Two [[run]] tables of one objective with other engine parameters: their labels alike, each takes a name.
