@@ -272,6 +272,8 @@ def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,
                   "versions": environment_versions([item.spec.engine])}
         if item.protocol is not None:
             record["protocol"] = item.protocol
+        if item.spec.name is not None:
+            record["name"] = item.spec.name  # display only: outside the provenance
         if item.tuned is not None:
             record["tuned"] = {**item.tuned, "spec": normalized(asdict(item.trained_spec))}
         write_json_atomic(item.path, record)

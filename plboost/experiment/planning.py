@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import metrics
 from .._values import plain_value as _plain
 from ..data.splits import largest_label
+from ..engines.parameters import canonical_engine_params
 from ..records import (UnreadableRecord, data_provenance, file_identity, normalized, package_versions, read_record,
                        stale_reasons)
 from .results import Comparison, FoldResult
@@ -150,6 +151,19 @@ def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[st
     return differences
 
 
+def _unshown_engine_params(spec: RunSpec, table_specs) -> str:
+    """The engine parameters of an unnamed configuration recorded earlier, as text ("none" for none), when they
+    are not those of any configuration of the table on its engine (or it has some, and the table no configuration
+    on its engine): its label would hide them. "" when its label tells the whole story."""
+    if spec.name is not None:
+        return ""
+    own = _plain(canonical_engine_params(spec.engine, spec.engine_params))
+    same = [_plain(canonical_engine_params(s.engine, s.engine_params)) for s in table_specs if s.engine == spec.engine]
+    if (own in same) if same else not own:
+        return ""
+    return ", ".join(f"{name}={shown_value(value)}" for name, value in sorted(own.items())) or "none"
+
+
 def _shown_tuning(tuning: dict | None) -> str:
     if not tuning:
         return "none"
@@ -185,7 +199,8 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
                 log(f"{path}: left out (other evaluation conventions)")
             continue
         try:
-            spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"].get("eval_at") or ())})
+            spec = RunSpec(**{**provenance["spec"], "eval_at": tuple(provenance["spec"].get("eval_at") or ())},
+                           name=record.get("name"))
         except (TypeError, ValueError) as error:
             warnings.warn(f"{path}: the recorded configuration cannot be used ({error}); left out", RecordWarning,
                           stacklevel=3)
@@ -199,6 +214,11 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
         differences = protocol_differences(record, spec, comparison.protocol) if comparison.protocol else []
         if differences:
             left_out.setdefault(f"{spec.label}: another protocol ({', '.join(differences)})", path.parent)
+            continue
+        hidden = _unshown_engine_params(spec, comparison.specs)
+        if hidden:
+            left_out.setdefault(f"{spec.label}: engine parameters its label does not show ({hidden}); a name "
+                                "would show them", path.parent)
             continue
         if spec.label in comparison.labels or (spec.label in earlier and earlier[spec.label].key != spec.key):
             left_out.setdefault(f"{spec.label}: recorded under other settings with the same label", path.parent)

@@ -111,6 +111,27 @@ def test_a_configurations_own_setting_is_not_its_protocol(two_datasets, tmp_path
 
 
 @pytest.mark.engine
+def test_an_earlier_run_joins_under_its_name_and_never_under_a_label_that_hides_its_engine_parameters(two_datasets,
+                                                                                                     tmp_path):
+    """A configuration told apart by engine parameters alone joins a later table by its name; without a name its
+    label ("lambdarank [lightgbm]") would hide them, so it is left out, saying which."""
+    alpha, _ = two_datasets
+    layout, out = find_layout(alpha), tmp_path / "R"
+    named = replace(cli_spec("lambdarank"), engine_params={"extra_trees": True}, name="lambdarank, extra trees")
+    unnamed = replace(cli_spec("lambdarank"), engine_params={"min_data_in_leaf": 2})
+    compare([named], layout, out_dir=out)
+    compare([unnamed], layout, out_dir=out)
+    later = compare([cli_spec("urank")], layout, out_dir=out)
+    assert later.earlier == ["lambdarank, extra trees"]
+    assert {r.label for r in later.results} == {"urank [lightgbm]", "lambdarank, extra trees"}
+    assert later.left_out == ["lambdarank [lightgbm]: engine parameters its label does not show (min_data_in_leaf=2); "
+                              "a name would show them"]
+    # beside a configuration with the same engine parameters, the label hides nothing: it joins
+    same = compare([replace(cli_spec("urank"), engine_params={"min_data_in_leaf": 2})], layout, out_dir=out)
+    assert "lambdarank [lightgbm]" in same.earlier
+
+
+@pytest.mark.engine
 @pytest.mark.parametrize("damage", ["", '{"label": "plrank [lightgbm]", "metr'])
 def test_an_empty_or_truncated_record_is_named_and_recomputed(two_datasets, tmp_path, capsys, damage):
     alpha, _ = two_datasets
