@@ -153,12 +153,13 @@ def protocol_differences(record: dict, spec: RunSpec, protocol: dict) -> list[st
 
 def _unshown_engine_params(spec: RunSpec, table_specs) -> str:
     """The engine parameters of an unnamed configuration recorded earlier, as text ("none" for none), when they
-    are not those of any configuration of the table on its engine (or it has some, and the table no configuration
-    on its engine): its label would hide them. "" when its label tells the whole story."""
+    are not those of any unnamed configuration of the table on its engine (or it has some, and the table no such
+    configuration): its label would hide them. "" when its label tells the whole story."""
     if spec.name is not None:
         return ""
     own = _plain(canonical_engine_params(spec.engine, spec.engine_params))
-    same = [_plain(canonical_engine_params(s.engine, s.engine_params)) for s in table_specs if s.engine == spec.engine]
+    same = [_plain(canonical_engine_params(s.engine, s.engine_params)) for s in table_specs
+            if s.engine == spec.engine and s.name is None]  # a named one's label says nothing of its parameters
     if (own in same) if same else not own:
         return ""
     return ", ".join(f"{name}={shown_value(value)}" for name, value in sorted(own.items())) or "none"

@@ -126,7 +126,10 @@ def test_an_earlier_run_joins_under_its_name_and_never_under_a_label_that_hides_
     assert {r.label for r in later.results} == {"urank [lightgbm]", "lambdarank, extra trees"}
     assert later.left_out == ["lambdarank [lightgbm]: engine parameters its label does not show (min_data_in_leaf=2); "
                               "a name would show them"]
-    # beside a configuration with the same engine parameters, the label hides nothing: it joins
+    # a named configuration with the same engine parameters does not show them either
+    beside = compare([replace(named, engine_params={"min_data_in_leaf": 2})], layout, out_dir=out)
+    assert "lambdarank [lightgbm]" not in beside.earlier
+    # beside an unnamed configuration with the same engine parameters, the label hides nothing: it joins
     same = compare([replace(cli_spec("urank"), engine_params={"min_data_in_leaf": 2})], layout, out_dir=out)
     assert "lambdarank [lightgbm]" in same.earlier
 
