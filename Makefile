@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# The suite runs on every core, up to 4 processes (pytest-xdist); PARALLEL= runs it in one process.
+PARALLEL ?= -n auto --maxprocesses=4
+
 .PHONY: install demo lint test test-fast check-sdist notebooks clean
 
 $(STAMP): setup.cfg pyproject.toml
@@ -24,15 +27,15 @@ lint: $(STAMP)
 # Lint first, then the suite with the docstring examples (setup.cfg), then the kernels' tests again with Numba off,
 # so that coverage sees the kernels' lines too.
 test: lint
-	$(BIN)/python -m pytest --cov --cov-report= --durations=25
-	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -m "not engine" --cov --cov-append --cov-report=term \
+	$(BIN)/python -m pytest $(PARALLEL) --cov --cov-report= --durations=25
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest $(PARALLEL) -q -m "not engine" --cov --cov-append --cov-report=term \
 		-W "ignore:overflow encountered:RuntimeWarning" \
 		tests/objectives tests/test_metrics.py tests/test_properties.py
 
 # The quick loop while developing: the suite and the docstring examples without the tests that train LightGBM or
 # XGBoost (marker engine) or take long otherwise (marker slow); under two minutes on 2 cores once Numba's cache is warm.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not engine and not slow"
+	$(BIN)/python -m pytest $(PARALLEL) -q -m "not engine and not slow"
 
 # The sdist holds what its tests need: build it, unpack it in a temporary directory (../shared linked beside it)
 # and run make test-fast there, in a virtual environment of its own (scripts/check_sdist.sh).
