@@ -71,6 +71,9 @@ def header(comparison) -> str:
         text += f"\n{comparison.tuning}"
     if comparison.protocol:
         text += f"\nprotocol: {describe_protocol(comparison.protocol)}"
+        own = own_settings(comparison.specs, comparison.protocol)
+        if own:
+            text += f"\nown settings: {own}"
     if comparison.warm_up_seconds:
         each = ", ".join(f"{label} {seconds:.1f} s" for label, seconds in comparison.warm_up_seconds.items()
                          if seconds >= 0.05) or "all from Numba's cache"
@@ -195,6 +198,31 @@ def describe_protocol(protocol: dict) -> str:
     if tuning:
         words.append(f"tuned with {counted(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
     return ", ".join(words) + " (unless a configuration sets its own)"
+
+
+#: the protocol's settings a configuration may set for itself, as the header names them
+_OWN_SETTINGS = ("rounds", "early_stopping", "learning_rate", "num_leaves", "seed")
+
+
+def own_settings(specs, protocol: dict) -> str:
+    """What a table's labels do not show: each configuration's settings that differ from the ``protocol``, and
+    its engine parameters where another configuration on its engine trains without them, e.g.
+    ``umart(window=2) [lightgbm]: learning rate 0.05``; "" when there are none.
+
+    >>> from plboost.experiment import RunSpec
+    >>> own_settings([RunSpec(), RunSpec(objective="lambdarank", learning_rate=0.05)],
+    ...              {"rounds": 100, "early_stopping": None, "learning_rate": 0.1, "num_leaves": 31, "seed": 0})
+    'lambdarank [lightgbm]: learning rate 0.05'
+    """
+    clauses = []
+    for spec in specs:
+        words = [f"{name.replace('_', ' ')} {getattr(spec, name)}" for name in _OWN_SETTINGS
+                 if name in protocol and getattr(spec, name) != protocol[name]]
+        if any(other.engine_params != spec.engine_params for other in specs if other.engine == spec.engine):
+            words += [f"{name}={value}" for name, value in sorted(spec.engine_params.items())]
+        if words:
+            clauses.append(f"{spec.label}: {', '.join(words)}")
+    return "; ".join(clauses)
 
 
 def counted(n: int, noun: str) -> str:

@@ -103,6 +103,7 @@ def test_a_configurations_own_setting_is_not_its_protocol(two_datasets, tmp_path
     # the protocol's learning rate is now 0.2, but listnet's 0.05 was its own: it joins; plrank's was not
     later = compare([replace(cli_spec("urank"), learning_rate=0.2)], layout, out_dir=out)
     assert later.protocol["learning_rate"] == 0.2 and later.earlier == [slow.label]
+    assert "\nown settings: listnet [lightgbm]: learning rate 0.05\n" in later.header() + "\n"  # its label hides it
     assert [line.split(":")[0] for line in later.left_out] == ["lambdarank [lightgbm]", "plrank [lightgbm]"]
     twice = compare([cli_spec("urank")], layout, out_dir=out, repeats=2)
     assert twice.earlier == []
@@ -123,6 +124,7 @@ def test_an_earlier_run_joins_under_its_name_and_never_under_a_label_that_hides_
     compare([unnamed], layout, out_dir=out)
     later = compare([cli_spec("urank")], layout, out_dir=out)
     assert later.earlier == ["lambdarank, extra trees"]
+    assert "own settings: lambdarank, extra trees: extra_trees=True" in later.header()
     assert {r.label for r in later.results} == {"urank [lightgbm]", "lambdarank, extra trees"}
     assert later.left_out == ["lambdarank [lightgbm]: engine parameters its label does not show (min_data_in_leaf=2); "
                               "a name would show them"]
