@@ -16,6 +16,7 @@ Sections:
 * rounds: LightGBM seconds per boosting round of every registered objective (its defaults) against
   lambdarank, on 1M MSLR-like documents (136 features): every configuration once per repeat, in an order
   rotated from repeat to repeat.
+* xgboost-rounds: the same for XGBoost (hist, leaf-wise trees of 31 leaves) against its rank:ndcg.
 * memory: peak RSS of a fresh process training LightGBM with PLRank(n_permutations=3) against lambdarank,
   on a binned dataset saved by LightGBM (the raw features never enter the process).
 * loading: an MSLR-format file (136 features, 363 MB at full size) parsed by plboost, by XGBoost's own
@@ -246,6 +247,38 @@ def round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     return rows
 
 
+def xgboost_round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+    """XGBoost seconds per round of every registered objective against its own rank:ndcg (its defaults), on the
+    data of :func:`round_rows`, leaf-wise trees of 31 leaves as LightGBM's (hist, lossguide)."""
+    import xgboost as xgb
+
+    data = make_synthetic(n_queries=n_queries, n_features=136, docs_per_query=(20, 500), seed=3)
+    matrix = data.to_xgboost()
+    n_docs = data.n_docs
+    del data
+    tree = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0,
+            "learning_rate": 0.1, "verbosity": 0}
+    objectives = {"rank:ndcg": "rank:ndcg", **{name: cls() for name, cls in OBJECTIVES.items()}}
+
+    def train(name, n_rounds):
+        objective = objectives[name]
+        if isinstance(objective, str):
+            return xgb.train({**tree, "objective": objective}, matrix, n_rounds)
+        return xgb.train(tree, matrix, n_rounds, obj=objective)
+
+    for name, objective in objectives.items():
+        if not isinstance(objective, str):
+            objective.warm_up()
+        train(name, 1)  # XGBoost's first-round set-up (quantiles), off the clock
+    seconds = round_robin({name: functools.partial(train, name, rounds) for name in objectives}, repeats)
+    base = seconds["rank:ndcg"]
+    return [{"kernel": f"XGBoost round, {'rank:ndcg' if name == 'rank:ndcg' else _short(objective)}",
+             "documents": n_docs, "queries": n_queries, "ms": 1e3 * seconds[name] / rounds,
+             "baseline": "XGBoost rank:ndcg", "baseline ms": 1e3 * base / rounds, "ratio": seconds[name] / base,
+             "note": f"{rounds} rounds, 31 leaves (hist, lossguide), 136 features, median of {repeats}"}
+            for name, objective in objectives.items()]
+
+
 MEMORY_SCRIPT = """
 import sys
 import lightgbm as lgb
@@ -430,8 +463,8 @@ def startup_rows(repeats: int) -> list[dict]:
     return rows
 
 
-SECTIONS = ("kernels", "engines", "rounds", "memory", "loading", "scaling", "leaves", "first-call", "compile",
-            "startup")
+SECTIONS = ("kernels", "engines", "rounds", "xgboost-rounds", "memory", "loading", "scaling", "leaves", "first-call",
+            "compile", "startup")
 
 
 def main(argv=None) -> int:
@@ -455,6 +488,7 @@ def main(argv=None) -> int:
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
         "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few),
+        "xgboost-rounds": lambda: xgboost_round_rows(30 if small else 7_460, 3 if small else 20, few),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),
         "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),

@@ -18,14 +18,37 @@ def run_script(name, *args):
     return completed.stdout
 
 
-@pytest.mark.engine
-def test_bench_small_mode_prints_every_row():
-    out = run_script("bench.py", "--small")
-    for kernel in ("PLRank() grad+hess", "URank() grad+hess", "UMart() grad+hess", "PLPartition() grad+hess",
+#: bench.py's sections in groups of about equal time, each group in a process of its own (so that the suite's
+#: workers share them), with rows each must print
+BENCH_GROUPS = {
+    ("kernels",): ("PLRank() grad+hess", "URank() grad+hess", "UMart() grad+hess", "PLPartition() grad+hess",
                    "PLLowerBound() grad+hess", "LightGBM lambdarank gradients", "top partition of 1000",
-                   "PLRank3(n_samples=10) grad+hess", "PLRank(top_k=10)",
-                   "LightGBM training with PLRank()", "XGBoost training with PLRank()",
-                   "LightGBM round, lambdarank", "LightGBM round, PLPartition()"):
+                   "PLRank3(n_samples=10) grad+hess", "PLRank(top_k=10)"),
+    ("engines", "rounds"): ("LightGBM training with PLRank()", "XGBoost training with PLRank()",
+                            "LightGBM round, lambdarank", "LightGBM round, PLPartition()",
+                            "LightGBM round, YetiRank()"),
+    ("xgboost-rounds",): ("XGBoost round, rank:ndcg", "XGBoost round, PLRank3()", "XGBoost round, YetiRank()"),
+    ("memory", "loading", "scaling"): (),
+    ("leaves", "first-call", "compile", "startup"): (),
+}
+
+
+def test_the_bench_groups_cover_every_section():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", SCRIPTS / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert sorted(name for group in BENCH_GROUPS for name in group) == sorted(bench.SECTIONS)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("sections", list(BENCH_GROUPS), ids="+".join)
+def test_bench_small_mode_prints_every_row(sections):
+    out = run_script("bench.py", "--small", "--only", *sections)
+    for section, text in zip(sections, out.split("\n## ")[1:], strict=True):
+        assert text.startswith(f"{section}\n") and text.count("\n| ") >= 2, text  # a header and a row
+    for kernel in BENCH_GROUPS[sections]:
         assert kernel in out, kernel
 
 
