@@ -145,6 +145,9 @@ from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingOb
 GAINS = ("exp", "linear")
 #: queries whose scores span at most this are sampled and summed in linear space (e^{-600} is a normal float)
 _LINEAR_SPAN = 600.0
+#: a ranking's terms for the documents outside its top k are pooled over rankings when Z_{k-1} is at least this
+#: (module docstring of the kernel): its coefficients are then at most k / floor, so pooling loses little
+_POOLED_FLOOR = 1e-3
 _SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
 #: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
 CURVATURES = ("expected", "lambda")
@@ -220,10 +223,16 @@ def _grade_index(gains, lo, hi, grade_of, grades):
 
 @kernel
 def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discounts, top_k, n_samples,
-                     seed, curvature, most_grades, linear_span, widest_gap, grad, hess):
+                     seed, curvature, most_grades, linear_span, pooled_floor, widest_gap, grad, hess):
     """Negated PL-Rank-3 gradients and the curvature ``curvature`` (CURVATURES' index) of the module's docstring
     (raw: signed for "expected", no floor), times ``scale[q]`` (1 / ideal DCG, or 1; 0 for queries left out), for
-    queries ``first <= q < end``; ``most_grades`` bounds a query's distinct gains."""
+    queries ``first <= q < end``; ``most_grades`` bounds a query's distinct gains.
+
+    A document outside a ranking's top k takes terms of one form, x (rho a1 - b1) and the like with x = e^{s_d} /
+    Z_{k-1}: in linear space, a ranking whose Z_{k-1} is at least ``pooled_floor`` adds its coefficients (a1 /
+    Z_{k-1}, ...) to totals over rankings, and each document takes the totals less the rankings it was in the top
+    of, once per query: O(k) per ranking instead of O(n). (The floor bounds the coefficients, so the difference
+    loses little to rounding; other rankings go document by document.)"""
     widest = 0
     for q in range(first, end):
         widest = max(widest, offsets[q + 1] - offsets[q])
@@ -251,6 +260,12 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     b2 = np.empty(k_max)  # Z_r^2 sum_{j<=r} (c_j + theta_j rho-bar_j) / Z_j^2
     l1 = np.empty((n_grades, k_max))  # lambda: Z_r sum_{j<=r} theta_j |rho_g - rho-bar_j| / Z_j, per grade g
     l2 = np.empty((n_grades, k_max))  # and the same over Z_j^2, times Z_r^2
+    # pooled rankings: the coefficients of the terms of documents outside the top k, summed over the rankings
+    # (total) and, per document, over the rankings it was in the top k of (inside)
+    pooled_total = np.empty(4)  # g: a1 / Z, b1 / Z; expected: (a0 a1 + 2 a2) / Z^2, (a0 b1 + b2) / Z^2
+    coefficient = np.empty(4)  # the same, of one ranking
+    pooled_grade = np.empty((2, n_grades))  # lambda: l1 / Z, l2 / Z^2 per grade
+    pooled_inside = np.empty((4, widest))
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
@@ -275,6 +290,10 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
             position[i] = k  # k: after the top k
             g_sum[i] = 0.0
             h_sum[i] = 0.0
+            for c in range(4):
+                pooled_inside[c, i] = 0.0
+        pooled_total[:] = 0.0
+        pooled_grade[:, :n_query_grades] = 0.0
         for p in range(n_samples):
             for t in range(n):
                 i = order[t]
@@ -345,7 +364,32 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                     for g in range(n_query_grades):
                         l1[g, j] += l1[g, j - 1] * ratio
                         l2[g, j] += l2[g, j - 1] * square
-            for i in range(n):
+            pooled = linear and z[k - 1] >= pooled_floor
+            if pooled:
+                last = k - 1
+                inverse = 1.0 / z[last]
+                square = inverse * inverse
+                coefficient[0] = a1[last] * inverse
+                coefficient[1] = b1[last] * inverse
+                coefficient[2] = (a0[last] * a1[last] + 2.0 * a2[last]) * square
+                coefficient[3] = (a0[last] * b1[last] + b2[last]) * square
+                for c in range(4):
+                    pooled_total[c] += coefficient[c]
+                for g in range(n_query_grades):
+                    pooled_grade[0, g] += l1[g, last] * inverse
+                    pooled_grade[1, g] += l2[g, last] * square
+                for j in range(k):
+                    i = top[j]
+                    pooled_inside[0, i] += coefficient[0]
+                    pooled_inside[1, i] += coefficient[1]
+                    if curvature == _EXPECTED:
+                        pooled_inside[2, i] += coefficient[2]
+                        pooled_inside[3, i] += coefficient[3]
+                    else:
+                        pooled_inside[2, i] += l1[grade_of[i], last] * inverse
+                        pooled_inside[3, i] += l2[grade_of[i], last] * square
+            for t in range(k if pooled else n):
+                i = top[t] if pooled else t
                 r = position[i]
                 follow = 0.0
                 placed = 0.0
@@ -369,6 +413,20 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                     h_sum[i] += x * l1[g, r] - x * x * l2[g, r]
             for j in range(k):
                 position[top[j]] = k
+        if linear:  # the pooled rankings in which each document was outside the top k
+            for i in range(n):
+                w_i = weight[i]
+                rho = gains[lo + i]
+                outside = w_i * (rho * (pooled_total[0] - pooled_inside[0, i])
+                                 - (pooled_total[1] - pooled_inside[1, i]))
+                g_sum[i] += outside
+                if curvature == _EXPECTED:
+                    h_sum[i] += w_i * w_i * (rho * (pooled_total[2] - pooled_inside[2, i])
+                                             - (pooled_total[3] - pooled_inside[3, i])) - outside
+                else:
+                    g = grade_of[i]
+                    h_sum[i] += (w_i * (pooled_grade[0, g] - pooled_inside[2, i])
+                                 - w_i * w_i * (pooled_grade[1, g] - pooled_inside[3, i]))
         factor = scale[q] / n_samples
         for i in range(n):
             grad[lo + i] = -factor * g_sum[i]
@@ -439,6 +497,9 @@ class PLRank3(RankingObjective):
                              "gain": Options(*GAINS), "normalize": Boolean(), "curvature": Options(*CURVATURES)}
     #: queries whose scores span more are computed in log space (an attribute so that tests can force that path)
     _linear_span = _LINEAR_SPAN
+    #: rankings whose Z_{k-1} (scores relative to the query's top one) is below it go document by document
+    #: (an attribute so that tests can compare the two paths)
+    _pooled_floor = _POOLED_FLOOR
 
     def __init__(self, *, top_k: int | None = 10, n_samples: int = 100, seed: int = 0, gain: str = "exp",
                  normalize: bool = True, curvature: str = "expected", hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
@@ -472,7 +533,7 @@ class PLRank3(RankingObjective):
         over_queries(_pl_rank3_kernel, data.offsets, np.ascontiguousarray(scores), data.labels, state.gains,
                      state.scale, data.offsets, state.discounts, top_k, self.n_samples, np.uint64(self.seed),
                      np.int64(CURVATURES.index(self.curvature)), np.int64(state.n_grades),
-                     float(self._linear_span), WIDEST_SCORE_GAP,
+                     float(self._linear_span), float(self._pooled_floor), WIDEST_SCORE_GAP,
                      grad, hess)
 
     def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:

@@ -18,7 +18,7 @@ from plboost.engines.parameters import check_leaf_values
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank3, UMart, get_objective
 from plboost.objectives._base import QueryData
-from plboost.objectives.pl_rank3 import stream_order
+from plboost.objectives.pl_rank3 import CURVATURES, stream_order
 
 
 # --------------------------------------------------------------------------------------------------
@@ -253,6 +253,30 @@ def test_the_log_space_path_gives_the_linear_paths_results():
     np.testing.assert_allclose(logged[0], linear[0], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(logged[1], linear[1], rtol=1e-5, atol=1e-7)
     assert np.abs(linear[0]).max() > 1e-3
+
+
+@pytest.mark.parametrize("curvature", CURVATURES)
+@pytest.mark.parametrize("score_scale", [0.3, 3.0, 12.0, 60.0])
+def test_pooling_the_documents_outside_the_top_k_changes_only_rounding(curvature, score_scale):
+    """The terms of the documents outside a ranking's top k, pooled over the rankings, equal the same terms
+    added document by document (``_pooled_floor`` infinite) to rounding, in float64: for narrow and wide score
+    ranges (where many rankings fall below the floor and go document by document), and every k."""
+    data = make_synthetic(n_queries=30, n_features=1, docs_per_query=(1, 60), seed=5)
+    scores = np.random.default_rng(7).normal(scale=score_scale, size=data.n_docs)
+    queries = QueryData.from_arrays(data.labels.astype(float), data.offsets)
+    for top_k in (1, 4, None):
+        outputs = []
+        for floor in (PLRank3._pooled_floor, 0.0, np.inf):
+            objective = PLRank3(top_k=top_k, n_samples=25, curvature=curvature)
+            objective._pooled_floor = floor
+            grad, hess = np.empty(queries.n_docs), np.empty(queries.n_docs)
+            objective._estimates(scores, queries, objective._state_for(queries), grad, hess)
+            outputs.append((grad, hess))
+        by_document = outputs[-1]
+        for pooled in outputs[:-1]:
+            for got, expected in zip(pooled, by_document, strict=True):
+                np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12 * np.abs(expected).max())
+        assert np.abs(by_document[0]).max() > 1e-3
 
 
 def test_normalize_divides_by_the_ideal_dcg():
