@@ -148,7 +148,9 @@ _LINEAR_SPAN = 600.0
 #: a ranking's terms for the documents outside its top k are pooled over rankings when Z_{k-1} is at least this
 #: (module docstring of the kernel): its coefficients are then at most k / floor, so pooling loses little
 _POOLED_FLOOR = 1e-3
-_SMALLEST_UNIFORM = 2.0 ** -60  # a uniform of 0 is drawn as this, so that E = -log u is finite
+_SMALLEST_UNIFORM = 2.0 ** -60
+#: a document is passed over only when its key falls below the heap's root by more than rounding could make up
+_PASS_MARGIN = 1.0 + 2.0 ** -40  # a uniform of 0 is drawn as this, so that E = -log u is finite
 #: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
 CURVATURES = ("expected", "lambda")
 _EXPECTED = 0
@@ -195,11 +197,41 @@ def _top_k(keys, n, k, heap_key, heap_index, top):
             heap_key[0] = keys[i]
             heap_index[0] = i
             _sift_down(heap_key, heap_index, k, 0)
-    for size in range(k, 0, -1):  # pop the worst to the back
+    _heap_to_top(heap_key, heap_index, k, top)
+
+
+@helper
+def _heap_to_top(heap_key, heap_index, k, top):
+    """Pop the heap of the best k, worst first, to the back of ``top[:k]``: best first."""
+    for size in range(k, 0, -1):
         top[size - 1] = heap_index[0]
         heap_key[0] = heap_key[size - 1]
         heap_index[0] = heap_index[size - 1]
         _sift_down(heap_key, heap_index, size - 1, 0)
+
+
+@helper
+def _top_k_drawn(key, ranking, n, k, stream_place, weight, heap_key, heap_index, top):
+    """``_top_k`` of the linear-space keys e^{s_d - s_max} / E_d of ranking number ``ranking``, drawing them as it
+    goes: a document whose key must fall below the heap's root is passed over without its logarithm, since
+    E = -log u >= 1 - u (so (1 - u) root > e^{s_d - s_max} means key < root). The same top as ``_top_k`` of all
+    the keys, bit for bit: every key that could enter the heap is computed as the full draw computes it."""
+    for i in range(k):
+        u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
+        heap_key[i] = weight[i] / -np.log(u)
+        heap_index[i] = i
+    for i in range(k // 2 - 1, -1, -1):
+        _sift_down(heap_key, heap_index, k, i)
+    for i in range(k, n):
+        u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
+        if (1.0 - u) * heap_key[0] > weight[i] * _PASS_MARGIN:
+            continue
+        candidate = weight[i] / -np.log(u)
+        if _worse(heap_key[0], heap_index[0], candidate, i):
+            heap_key[0] = candidate
+            heap_index[0] = i
+            _sift_down(heap_key, heap_index, k, 0)
+    _heap_to_top(heap_key, heap_index, k, top)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -240,6 +272,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
     keys = np.empty(widest)
+    stream_place = np.empty(widest, dtype=np.int64)  # each document's place in the query's stream order
     relative = np.empty(widest)
     position = np.empty(widest, dtype=np.int64)
     g_sum = np.empty(widest)  # sum over samples of the estimate
@@ -294,12 +327,17 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 pooled_inside[c, i] = 0.0
         pooled_total[:] = 0.0
         pooled_grade[:, :n_query_grades] = 0.0
+        for t in range(n):
+            stream_place[order[t]] = t
         for p in range(n_samples):
-            for t in range(n):
-                i = order[t]
-                exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
-                keys[i] = weight[i] / exponential if linear else weight[i] - np.log(exponential)
-            _top_k(keys, n, k, heap_key, heap_index, top)
+            if linear:
+                _top_k_drawn(key, p, n, k, stream_place, weight, heap_key, heap_index, top)
+            else:
+                for t in range(n):
+                    i = order[t]
+                    exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
+                    keys[i] = weight[i] - np.log(exponential)
+                _top_k(keys, n, k, heap_key, heap_index, top)
             for j in range(k):
                 position[top[j]] = j
             # the normalisers Z_j and the gain sums W_j, from the documents after the top k up
