@@ -18,7 +18,9 @@ from plboost.engines.parameters import check_leaf_values
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank3, UMart, get_objective
 from plboost.objectives._base import QueryData
-from plboost.objectives.pl_rank3 import CURVATURES, stream_order
+from plboost._jit import kernel
+from plboost._random import uniform
+from plboost.objectives.pl_rank3 import _SMALLEST_UNIFORM, CURVATURES, _top_k, _top_k_drawn, stream_order
 
 
 # --------------------------------------------------------------------------------------------------
@@ -253,6 +255,37 @@ def test_the_log_space_path_gives_the_linear_paths_results():
     np.testing.assert_allclose(logged[0], linear[0], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(logged[1], linear[1], rtol=1e-5, atol=1e-7)
     assert np.abs(linear[0]).max() > 1e-3
+
+
+@kernel
+def _both_selections(weight, k, rankings, seed):
+    """The top k of each ranking's keys weight / E drawn all first (``_top_k``) and drawn on the way
+    (``_top_k_drawn``), from the same stream."""
+    n = weight.shape[0]
+    key = np.uint64(seed)
+    place = np.arange(n)
+    keys = np.empty(n)
+    heap_key = np.empty(k)
+    heap_index = np.empty(k, dtype=np.int64)
+    every = np.empty((rankings, k), dtype=np.int64)
+    drawn = np.empty((rankings, k), dtype=np.int64)
+    for p in range(rankings):
+        for i in range(n):
+            keys[i] = weight[i] / -np.log(max(uniform(key, p * n + place[i]), _SMALLEST_UNIFORM))
+        _top_k(keys, n, k, heap_key, heap_index, every[p])
+        _top_k_drawn(key, p, n, k, place, weight, heap_key, heap_index, drawn[p])
+    return every, drawn
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 40])
+def test_drawing_the_top_k_on_the_way_selects_what_drawing_every_key_does(k):
+    """Passing over the documents whose key must fall below the heap's root changes no ranking: ties of equal
+    weights, weights down to e^-600 and a dominant document included."""
+    rng = np.random.default_rng(k)
+    for weight in (np.exp(-rng.exponential(2.0, size=40)), np.repeat([1.0, 0.5, 0.25, 0.125], 10),
+                   np.exp(-rng.uniform(0, 600, size=40)), np.r_[1.0, np.full(39, 1e-9)]):
+        every, drawn = _both_selections(weight, k, 300, 11)
+        np.testing.assert_array_equal(drawn, every)
 
 
 @pytest.mark.parametrize("curvature", CURVATURES)
