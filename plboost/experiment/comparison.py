@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
 
 from .. import engines
 from .._constraints import Integer, check
@@ -15,7 +14,7 @@ from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
 from ..records import environment_versions, normalized, save_array_atomic, write_json_atomic
 from ..tuning import apply_params, best_trial, import_optuna, search, search_space, storage_url, study_name, trial_rows
-from .planning import PlannedRun, add_earlier_runs, plan_runs, table_g_max, table_protocol
+from .planning import PlannedRun, add_earlier_runs, plan_runs, same_results, table_g_max, table_protocol
 from .reports import counted
 from .results import Comparison, FoldResult
 from .running import jsonable_params, evaluate_scores, evaluation_spec, run, warm_up
@@ -244,12 +243,9 @@ def _seed_free_repeat(results: list[FoldResult], item: PlannedRun) -> FoldResult
         return None
     earlier = {r.repeat: r for r in results if r.label == item.spec.label and r.split == item.split.name}
     first, second = earlier.get(0), earlier.get(1)
-    if first is None or second is None or not first.per_query or first.per_query.keys() != second.per_query.keys():
+    if first is None or second is None or not same_results(first, second):
         return None
-    same = (first.trees_used == second.trees_used
-            and np.array_equal(first.valid_history, second.valid_history, equal_nan=True)
-            and all(np.array_equal(first.per_query[m], second.per_query[m], equal_nan=True) for m in first.per_query))
-    return replace(first, repeat=item.spec.repeat) if same else None
+    return replace(first, repeat=item.spec.repeat)
 
 
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,

@@ -8,6 +8,8 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from .. import metrics
 from .._values import plain_value as _plain
 from ..data.splits import largest_label
@@ -178,7 +180,7 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
     current = {item.path for item in planned}
     data = {item.split.name: item.provenance["data"] for item in planned}
     contents = {name: {role: file_identity(d) for role, d in files.items()} for name, files in data.items()}
-    earlier, found, left_out = {}, {}, {}
+    earlier, found, left_out, tuned = {}, {}, {}, set()
     asked = {spec.key for spec in comparison.specs}
     repeats = int(comparison.protocol.get("repeats", 1)) if comparison.protocol else 1
     for path in sorted((Path(out_dir) / "runs").glob("*/*.json")):
@@ -228,7 +230,11 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
             continue  # the table's runs are repeats 0 to repeats - 1
         earlier.setdefault(spec.label, spec)
         found.setdefault(spec.label, []).append(replace(FoldResult.from_dict(record), label=spec.label))
+        if record.get("tuned") is not None:
+            tuned.add(spec.label)
     for label in list(earlier):
+        if label not in tuned:
+            found[label] += seed_free_repeats(found[label], list(contents), repeats)
         runs = {(result.split, result.repeat) for result in found[label]}
         missing = sorted(set(contents) - {split for split, _ in runs})
         complete = [r for r in range(repeats) if all((split, r) in runs for split in contents)]
@@ -248,6 +254,29 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
     if log:
         for reason, folder in left_out.items():
             log(f"{folder}: left out ({reason})")
+
+
+def same_results(first: FoldResult, second: FoldResult) -> bool:
+    """Whether two repeats of a configuration on a split gave the same test results, validation curve and trees:
+    a configuration that does not depend on the seed (lambdarank without bagging, ...)."""
+    if not first.per_query or first.per_query.keys() != second.per_query.keys():
+        return False
+    return (first.trees_used == second.trees_used
+            and np.array_equal(first.valid_history, second.valid_history, equal_nan=True)
+            and all(np.array_equal(first.per_query[m], second.per_query[m], equal_nan=True) for m in first.per_query))
+
+
+def seed_free_repeats(results: list[FoldResult], splits, repeats: int) -> list[FoldResult]:
+    """Repeat 0's result as each repeat 2.. ``repeats - 1`` missing from ``results`` (one untuned configuration's) on
+    a split where its repeats 0 and 1 gave the same results: :func:`plboost.experiment.compare` trains no such
+    repeat (it would give the same again), so its records stop at repeat 1."""
+    have = {(result.split, result.repeat): result for result in results}
+    copies = []
+    for split in splits:
+        first, second = have.get((split, 0)), have.get((split, 1))
+        if first is not None and second is not None and same_results(first, second):
+            copies += [replace(first, repeat=r) for r in range(2, repeats) if (split, r) not in have]
+    return copies
 
 
 def record_path_of(out_dir, spec: RunSpec, split: str, repeat: int = 0) -> Path:

@@ -316,3 +316,10 @@ def test_repeats_of_a_configuration_that_ignores_the_seed_are_not_trained_again(
                for line in lines) == 2
     assert "2 not trained (repeats of configurations whose repeats 0 and 1 gave the same results" in result.runs_line()
     assert not any("plrank" in line and "not trained" in line for line in lines)
+    # a later table under the same protocol: the seed-free configuration joins with all 3 repeats, not left out
+    # for the repeat it never trained
+    later = compare([parse_run("urank", plain)], find_layout(alpha), repeats=3, out_dir=tmp_path)
+    assert later.earlier == ["lambdarank [lightgbm]"]  # plrank's bagging is not in its label: left out
+    assert [line.split(":")[0] for line in later.left_out] == ["plrank [lightgbm]"]
+    joined = {(r.split, r.repeat): r for r in later.results if r.label == "lambdarank [lightgbm]"}
+    assert sorted(joined) == sorted(lambdarank) and joined["Fold1", 2].per_query == lambdarank["Fold1", 0].per_query
