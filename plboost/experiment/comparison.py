@@ -215,8 +215,11 @@ def _checked_comparison(specs, layout, splits, repeats):
             raise ValueError(f"configuration #{number} ({spec.label}) is configuration #{earlier[0]} ({earlier[1]}) "
                              "again: the same objective, parameters (defaults included) and settings; give it once")
     if len({s.label for s in specs}) != len(specs):
-        twice = sorted({s.label for s in specs if sum(t.label == s.label for t in specs) > 1})
-        raise ValueError(f"two configurations have the same label ({', '.join(twice)}): they differ only in settings "
+        twice = [s for s in specs if sum(t.label == s.label for t in specs) > 1]
+        labels = ", ".join(sorted({s.label for s in twice}))
+        if any(s.name is not None for s in twice):
+            raise ValueError(f"two configurations have the same name or label ({labels}); give each its own name")
+        raise ValueError(f"two configurations have the same label ({labels}): they differ only in settings "
                          "a label does not show (engine parameters, rounds, ...); give each a name "
                          "(name = \"...\" in its [[run]] table)")
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:

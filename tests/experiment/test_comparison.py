@@ -105,6 +105,8 @@ def test_compare_refuses_bad_input(shared_data):
         compare([RunSpec(), RunSpec()], layout)
     with pytest.raises(ValueError, match=r"same label \(plrank \[lightgbm\]\).*give each a name"):
         compare([RunSpec(), RunSpec(rounds=50)], layout)  # two configurations a table could not tell apart
+    with pytest.raises(ValueError, match=r"same name or label \(x\); give each its own name"):
+        compare([RunSpec(name="x"), RunSpec(objective="lambdarank", name="x")], layout)
     with pytest.raises(ValueError, match="name must be a non-empty text, got ' '"):
         RunSpec(name=" ")
     with pytest.raises(ValueError, match="same evaluation conventions"):
