@@ -52,6 +52,17 @@ def logaddexp(a, b):
     return b + np.log1p(np.exp(a - b))
 
 
+@helper
+def score_range(scores, lo, hi):
+    """The largest and the smallest of ``scores[lo:hi]`` (a query's top score and bottom score; ``lo < hi``)."""
+    top = scores[lo]
+    bottom = scores[lo]
+    for i in range(lo + 1, hi):
+        top = max(top, scores[i])
+        bottom = min(bottom, scores[i])
+    return top, bottom
+
+
 #: runs this short are sorted by insertion before merging
 _INSERTION_RUN = 16
 

@@ -137,7 +137,7 @@ import numpy as np
 
 from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
-from .._numerics import logaddexp, stable_argsort
+from .._numerics import logaddexp, score_range, stable_argsort
 from .._random import score_stream_key, stream_order, uniform
 from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
 
@@ -309,11 +309,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 hess[i] = 0.0
             continue
         k = min(n, top_k)
-        top_score = scores[lo]
-        bottom_score = scores[lo]
-        for i in range(lo, hi):
-            top_score = max(top_score, scores[i])
-            bottom_score = min(bottom_score, scores[i])
+        top_score, bottom_score = score_range(scores, lo, hi)
         order = stream_order(scores[lo:hi])
         key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
         linear = top_score - bottom_score <= linear_span

@@ -43,7 +43,7 @@ import numpy as np
 
 from .._constraints import SEED, Integer, Options, Real
 from .._jit import helper, kernel, over_queries
-from .._numerics import stable_argsort
+from .._numerics import score_range, stable_argsort
 from .._random import score_stream_key, stream_order, uniform
 from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
 
@@ -150,11 +150,7 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
                 grad[i] = 0.0
                 hess[i] = 0.0
             continue
-        top_score = scores[lo]
-        bottom_score = scores[lo]
-        for i in range(lo, hi):
-            top_score = max(top_score, scores[i])
-            bottom_score = min(bottom_score, scores[i])
+        top_score, bottom_score = score_range(scores, lo, hi)
         linear = noise_scale > 0.0 and (top_score - bottom_score) / noise_scale <= _LINEAR_SPAN
         order = stream_order(scores[lo:hi])
         key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, WIDEST_SCORE_GAP)
