@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-
 from .. import engines
 from .._constraints import Integer, check
 from ..data import OutOfCoreData, RankingData, load_splits

@@ -16,6 +16,7 @@ from .._extras import import_extra
 
 from ..metrics import table_metrics
 from .._writing import write_atomic, write_text
+from ..engines.parameters import canonical_engine_params
 from ..records import environment_versions
 from ..significance import marker
 from ..tuning import TUNING_COLUMNS
@@ -214,12 +215,13 @@ def own_settings(specs, protocol: dict) -> str:
     ...              {"rounds": 100, "early_stopping": None, "learning_rate": 0.1, "num_leaves": 31, "seed": 0})
     'lambdarank [lightgbm]: learning rate 0.05'
     """
+    trained = [(spec.engine, canonical_engine_params(spec.engine, spec.engine_params)) for spec in specs]
     clauses = []
-    for spec in specs:
+    for spec, (engine, params) in zip(specs, trained, strict=True):
         words = [f"{name.replace('_', ' ')} {getattr(spec, name)}" for name in _OWN_SETTINGS
                  if name in protocol and getattr(spec, name) != protocol[name]]
-        if any(other.engine_params != spec.engine_params for other in specs if other.engine == spec.engine):
-            words += [f"{name}={value}" for name, value in sorted(spec.engine_params.items())]
+        if any(other != params for other_engine, other in trained if other_engine == engine):
+            words += [f"{name}={value}" for name, value in sorted(params.items())]
         if words:
             clauses.append(f"{spec.label}: {', '.join(words)}")
     return "; ".join(clauses)
