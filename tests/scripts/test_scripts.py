@@ -202,3 +202,16 @@ def test_validation_table_ranks_configurations_by_their_best_validation_score(tm
     failed = subprocess.run([sys.executable, str(SCRIPTS / "validation_table.py"), str(tmp_path / "results.json")],
                             capture_output=True, text=True)
     assert failed.returncode != 0 and "run a on Fold1 has no validation history" in failed.stderr
+
+
+@pytest.mark.engine
+def test_pl_rank3_rankings_noise_falls_with_the_number_of_rankings(shared_data):
+    """scripts/pl_rank3_rankings.py (issue 39): one ranking per query is far noisier than a hundred."""
+    out = run_script("pl_rank3_rankings.py", "--fold", str(shared_data / "MQ2008" / "Fold1"), "--samples", "1", "100",
+                     "--seeds", "3", "--reference", "2000", "--warm-rounds", "3")
+    rows = {int(line.split("|")[1]): [float(x) for x in line.split("|")[2:7]]
+            for line in out.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert sorted(rows) == [1, 100]
+    for column in range(3):  # gradient, hessian and leaf-sum noise
+        assert rows[100][column] < rows[1][column] / 10, out
+    assert 0.5 < rows[100][3] <= 1.0 and rows[1][3] < rows[100][3], out  # cosine with the reference
