@@ -61,7 +61,10 @@ def main(argv=None) -> int:
     numba.set_num_threads(1)
 
     def file(stem):
-        return next(path for path in (args.fold / f"{stem}.txt.gz", args.fold / f"{stem}.txt") if path.exists())
+        for path in (args.fold / f"{stem}.txt.gz", args.fold / f"{stem}.txt"):
+            if path.exists():
+                return path
+        parser.error(f"--fold {args.fold}: no {stem}.txt or {stem}.txt.gz there")
     train_data, valid_data = load_splits(file("train"), file("vali"))
     params = {"objective": "lambdarank", "learning_rate": 0.1, "num_leaves": 31, "verbosity": -1, "seed": 0,
               "deterministic": True, "num_threads": 1}
