@@ -227,7 +227,9 @@ class LightGBM(Engine):
         # exact leaves (plboost.engines.exact_leaves) refuse bagging: a leaf's Newton step is over all documents
         "bagging_fraction": {"low": 0.4, "high": 1.0, "default": 1.0, "only_if": ("leaf_values", "diagonal")},
         # its default 0 is 1e-8 in the search
-        "lambda_l2": {"low": 1e-8, "high": 10.0, "log": True, "default": 1e-8}})
+        "lambda_l2": {"low": 1e-8, "high": 10.0, "log": True, "default": 1e-8},
+        # random split thresholds: on LightGBM's example they carried over most of CatBoost's lead (docs/quality.md, 6)
+        "extra_trees": {"choices": (False, True), "default": False}})
     builtin_search_spaces = MappingProxyType({
         "lambdarank": {"lambdarank_truncation_level": {"low": 5, "high": 60, "default": 30}}})
 

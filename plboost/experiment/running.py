@@ -116,8 +116,9 @@ def warm_up(spec: RunSpec) -> float:
         return 0.0
     tiny = make_synthetic(n_queries=30, n_features=4, docs_per_query=(5, 20), seed=0)
     start = time.perf_counter()
-    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}), tiny,
-        valid=tiny, test=tiny)
+    # the synthetic labels run to 4: the user's g_max (ERR's scale, for data of fewer grades) would refuse them
+    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}, g_max=None),
+        tiny, valid=tiny, test=tiny)
     _WARMED.add(kind)
     return time.perf_counter() - start
 

@@ -7,6 +7,8 @@ import pytest
 
 from plboost import metrics
 from plboost.experiment import RunSpec, format_table, run
+from plboost.experiment import running
+from plboost.experiment.running import warm_up
 
 
 @pytest.mark.engine
@@ -31,6 +33,15 @@ def test_run_reports_the_metrics_of_its_predictions(splits, engine, objective, p
     saved = json.loads((tmp_path / "r.json").read_text())
     assert saved["metrics"] == result.metrics and saved["objective"] == objective
     assert saved["trees_used"] == result.model.trees_used <= 15
+
+
+@pytest.mark.engine
+def test_warm_up_ignores_a_g_max_below_its_synthetic_labels():
+    """The warm-up's synthetic labels run to 4; a g_max of 2 (MQ2008's grades) refused them, so that
+    `plboost compare ../shared/data/MQ2008 --g-max 2` failed before training anything."""
+    spec = RunSpec(objective="plrank", rounds=3, g_max=2)
+    running._WARMED.discard((spec.objective, spec.engine, spec.leaf_values))  # so that it runs here
+    assert warm_up(spec) > 0.0
 
 
 @pytest.mark.engine
