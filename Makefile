@@ -13,6 +13,7 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[test]'
+	$(BIN)/plboost warm-up
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -25,6 +25,7 @@ import re
 import sys
 import tempfile
 import traceback
+import time
 import warnings
 from pathlib import Path
 
@@ -285,6 +286,16 @@ def _add_demo_command(commands) -> None:
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
 
+    warm = commands.add_parser(
+        "warm-up", help="compile plboost's kernels now, on every core, so that later runs load them from the cache",
+        description="Compile (fill Numba's cache with) the kernels of plboost's objectives, exact leaves and "
+                    "metrics, one objective per process, on every usable core: the first run after installing then "
+                    "starts at once. make install runs it.")
+    warm.add_argument("objectives", nargs="*", metavar="OBJECTIVE", help="the objectives to warm (default: all)")
+    warm.add_argument("--workers", type=_positive_int, help="processes at once (default: the usable cores)")
+    warm.add_argument("--quiet", action="store_true", help="no progress bar; the summary line and errors only")
+    _add_debug_option(warm)
+
 
 def _add_training_options(parser):
     parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
@@ -450,7 +461,7 @@ def main(argv=None) -> int:
         with warnings.catch_warnings(), _compile_notices(args):
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
-                    "summarize": _summarize, "demo": _demo}[args.command](args)
+                    "summarize": _summarize, "demo": _demo, "warm-up": _warm_up}[args.command](args)
     except KeyboardInterrupt:
         if args.debug:
             raise
@@ -830,6 +841,18 @@ def _demo(args) -> int:
         significance = _print_comparison(result)
         if args.out:
             result.save(directory / "results", significance)
+    return 0
+
+
+
+def _warm_up(args) -> int:
+    from .warm_up import warm_up
+
+    start = time.perf_counter()
+    seconds = warm_up(args.objectives or None, workers=args.workers, progress=not args.quiet)
+    slowest = max(seconds, key=seconds.get)
+    print(f"plboost warm-up: {len(seconds)} objective(s) compiled or found in Numba's cache in "
+          f"{time.perf_counter() - start:.1f} s (the slowest, {slowest}, {seconds[slowest]:.1f} s in its process)")
     return 0
 
 

@@ -1,0 +1,44 @@
+"""plboost warm-up (plboost.warm_up): every objective warmed once, in balanced runs; what it compiles is what a
+later process finds in Numba's cache."""
+
+import subprocess
+import sys
+
+import pytest
+
+from plboost.cli import main
+from plboost.objectives import OBJECTIVES
+from plboost.warm_up import warm_up, warm_up_chunks
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 7, 64])
+def test_chunks_hold_every_objective_once_in_at_most_one_run_per_worker(workers):
+    chunks = warm_up_chunks(workers)
+    assert 1 <= len(chunks) <= min(workers, len(OBJECTIVES)) and all(chunks)
+    assert sorted(name for chunk in chunks for name in chunk) == sorted(OBJECTIVES)
+
+
+def test_objectives_sharing_kernels_share_a_worker_on_two_cores():
+    chunks = warm_up_chunks(2, ["plrank", "pa_listmle", "pl_partition", "pl_lb"])
+    assert chunks == [["plrank", "pa_listmle"], ["pl_partition", "pl_lb"]]
+
+
+def test_unknown_objectives_are_refused_by_name(capsys):
+    with pytest.raises(ValueError, match="unknown plboost objective 'plrnak'; known: lambdaloss, listnet"):
+        warm_up_chunks(2, ["listnet", "plrnak"])
+    assert main(["warm-up", "plrnak"]) == 2
+    assert "plboost warm-up: error: unknown plboost objective 'plrnak'" in capsys.readouterr().err
+
+
+@pytest.mark.engine
+def test_a_later_process_compiles_nothing_the_warm_up_compiled(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))  # empty: the warm-up compiles listnet
+    seconds = warm_up(["listnet"], workers=1, progress=False)
+    assert list(seconds) == ["listnet"] and seconds["listnet"] > 0
+    probe = ("from plboost import _jit; from plboost.warm_up import warm_objective; "
+             "warm_objective('listnet'); print(_jit.compile_seconds())")
+    compiled = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert float(compiled.stdout) == 0.0
+    uncached = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              env={"NUMBA_CACHE_DIR": str(tmp_path / "empty"), "PATH": "/usr/bin:/bin"})
+    assert float(uncached.stdout) > 0.0  # the probe can tell: with another, empty cache it compiles
