@@ -9,6 +9,7 @@ import pytest
 from plboost.data import write_synthetic_splits
 from plboost.data.layouts import find_layout
 from plboost.experiment import RunSpec, compare, parse_run, record_path_of
+from plboost.objectives import OBJECTIVES
 from plboost.tuning import Dimension, Tuning, apply_params, search_space, spaces_from_toml
 
 optuna = pytest.importorskip("optuna")
@@ -262,3 +263,14 @@ def test_ctrl_c_during_a_tuned_compare_is_one_line_with_the_resume_hint(folds, t
     assert status == 130 and not [message for message in seen if "failed" in message], seen
     assert err.strip().splitlines() == [f"plboost compare: interrupted; the same command resumes from the records in "
                                         f"{tmp_path / 'out'}"], err
+
+
+@pytest.mark.parametrize("name", [name for name, cls in OBJECTIVES.items()
+                                  if set(cls.search_space) & set(cls().get_params())])
+def test_trial_zero_holds_the_objectives_own_defaults(name):
+    """Trial 0 is the untuned configuration: each searched parameter of an objective starts from the value the
+    objective takes when it is not given (PL-Rank-3's n_samples moved from 100 to 30 in both places)."""
+    cls = OBJECTIVES[name]
+    built = cls().get_params()
+    searched = {dim: fields["default"] for dim, fields in cls.search_space.items() if dim in built}
+    assert searched == {dim: built[dim] for dim in searched}

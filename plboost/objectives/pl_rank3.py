@@ -493,8 +493,10 @@ class PLRank3(RankingObjective):
     ----------
     top_k : int or None, default 10
         The cutoff K of DCG@K (the author's experiments used 5). None: the whole ranking.
-    n_samples : int, default 100
-        Rankings N drawn per query and call (the paper compares 10, 100 and 1000).
+    n_samples : int, default 30
+        Rankings N drawn per query and call (the paper compares 10, 100 and 1000). 30 reached the validation
+        NDCG@10 of 100 and 300 on MQ2008, the MSLR-WEB10K slice and LightGBM's example at a third of the cost
+        (``docs/quality.md``, section 7); the estimate's noise falls as 1/N (``scripts/pl_rank3_rankings.py``).
     seed : int, default 0
         Seed of the draws; with it, the query's labels and its current scores determine them.
     gain : {"exp", "linear"}, default "exp"
@@ -523,7 +525,7 @@ class PLRank3(RankingObjective):
     #: a call costs about 16 ns per document and ranking on one thread (scripts/bench.py, kernels): n_samples is
     #: searched up to 300 (about 5 ms per 1,000 documents and round), not the paper's 1000
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
-                    "n_samples": {"low": 10, "high": 300, "log": True, "default": 100}}
+                    "n_samples": {"low": 10, "high": 300, "log": True, "default": 30}}
     _no_loss_reason = ("its gradient is a sampled estimate of the gradient of the expected (N)DCG@K of the "
                        "Plackett-Luce policy, not the derivative of a loss it computes")
     _non_default_examples = {"gain": "linear", "curvature": "lambda"}
@@ -535,7 +537,7 @@ class PLRank3(RankingObjective):
     #: (an attribute so that tests can compare the two paths)
     _pooled_floor = _POOLED_FLOOR
 
-    def __init__(self, *, top_k: int | None = 10, n_samples: int = 100, seed: int = 0, gain: str = "exp",
+    def __init__(self, *, top_k: int | None = 10, n_samples: int = 30, seed: int = 0, gain: str = "exp",
                  normalize: bool = True, curvature: str = "expected", hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
         self._store(top_k=top_k, n_samples=n_samples, seed=seed, gain=gain, normalize=normalize, curvature=curvature)
