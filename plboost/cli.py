@@ -289,8 +289,8 @@ def _add_demo_command(commands) -> None:
     warm = commands.add_parser(
         "warm-up", help="compile plboost's kernels now, on every core, so that later runs load them from the cache",
         description="Compile (fill Numba's cache with) the kernels of plboost's objectives, exact leaves and "
-                    "metrics, one objective per process, on every usable core: the first run after installing then "
-                    "starts at once. make install runs it.")
+                    "metrics, objectives that share kernels in the same process, one process per usable core: the "
+                    "first run after installing then starts at once. make install runs it.")
     warm.add_argument("objectives", nargs="*", metavar="OBJECTIVE", help="the objectives to warm (default: all)")
     warm.add_argument("--workers", type=_positive_int, help="processes at once (default: the usable cores)")
     warm.add_argument("--quiet", action="store_true", help="no progress bar; the summary line and errors only")
@@ -842,7 +842,6 @@ def _demo(args) -> int:
         if args.out:
             result.save(directory / "results", significance)
     return 0
-
 
 
 def _warm_up(args) -> int:

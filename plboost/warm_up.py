@@ -38,12 +38,11 @@ def warm_up_chunks(workers: int, objectives=None) -> list[list[str]]:
     >>> [len(chunk) for chunk in warm_up_chunks(2)], warm_up_chunks(2)[1][:2]
     ([4, 6], ['pl_partition', 'pl_lb'])
     """
-    from .objectives import OBJECTIVES
+    from .objectives import OBJECTIVES, get_objective
 
     wanted = list(OBJECTIVES) if objectives is None else list(objectives)
-    unknown = [name for name in wanted if name not in OBJECTIVES]
-    if unknown:
-        raise ValueError(f"unknown plboost objective {unknown[0]!r}; known: {', '.join(sorted(OBJECTIVES))}")
+    for name in wanted:
+        get_objective(name)  # an unknown name: its ValueError, which lists the known ones
     names = [name for name in _COMPILE_SECONDS if name in wanted]
     names += [name for name in wanted if name not in _COMPILE_SECONDS]
     weights = [_COMPILE_SECONDS.get(name, 10) for name in names]
