@@ -4,6 +4,8 @@
 # resumes where this one stopped (compare reuses every finished run's record and Optuna's tuning.db keeps the
 # trials of a search cut off half-way). Run from the repository root: bash results/q37-tuned/queue.sh [ITEM...]
 # (default: every item). The held-out splits are recreated from ../shared/data with their fixed seed.
+# The item mq2008-5folds, run after the five folds, tests them together: their runs/ are copied into one directory
+# under /tmp and compare reuses every record (it trains nothing), writing its tables to results/q37-tuned/mq2008-5folds.
 set -euo pipefail
 python scripts/hold_out_validation.py ../shared/data/MSLR-WEB10K-5k /tmp/q37/mslr5k-vali >/dev/null 2>&1 \
     || test -d /tmp/q37/mslr5k-vali
@@ -14,6 +16,14 @@ items=("$@")
 one() {
     local item=$1 data folds=()
     case $item in
+        mq2008-5folds)
+            local merged=/tmp/q37/mq2008-5folds
+            rm -rf "$merged" && mkdir -p "$merged/runs" "results/q37-tuned/$item"
+            for fold in 1 2 3 4 5; do cp -r "results/q37-tuned/mq2008-Fold$fold/runs/." "$merged/runs/"; done
+            plboost compare ../shared/data/MQ2008 --g-max 2 --config docs/examples/tuned_comparison.toml --tune 30 \
+                --repeats 3 --quiet --out "$merged" > "results/q37-tuned/$item.log" 2>&1 || { echo "$item FAILED"; return; }
+            cp "$merged"/{results.csv,summary.csv,results.json,significance.csv} "results/q37-tuned/$item/"
+            echo "$item done"; return ;;
         mq2008-*) data=../shared/data/MQ2008; folds=(--folds "${item#mq2008-}" --g-max 2) ;;
         *) data=/tmp/q37/$item ;;
     esac
