@@ -22,7 +22,7 @@ one() {
             for fold in 1 2 3 4 5; do cp -r "results/q37-tuned/mq2008-Fold$fold/runs/." "$merged/runs/"; done
             plboost compare ../shared/data/MQ2008 --g-max 2 --config docs/examples/tuned_comparison.toml --tune 30 \
                 --repeats 3 --quiet --out "$merged" > "results/q37-tuned/$item.log" 2>&1 || { echo "$item FAILED"; return; }
-            cp "$merged"/{results.csv,summary.csv,results.json,significance.csv} "results/q37-tuned/$item/"
+            cp "$merged"/{results.csv,summary.csv,results.json,significance.csv,per_query.csv} "results/q37-tuned/$item/"
             echo "$item done"; return ;;
         mq2008-*) data=../shared/data/MQ2008; folds=(--folds "${item#mq2008-}" --g-max 2) ;;
         *) data=/tmp/q37/$item ;;
