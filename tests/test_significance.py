@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from plboost.significance import (BETTER, WORSE, holm, legend, load_per_query, marker, paired_tests,
-                                  pairwise_significance, query_means)
+                                  pairwise_significance, query_means, randomization_p_value)
 from plboost.winning import CROSS_METRIC, cell_means, summarize, winning_numbers
 
 COLUMNS = ["dataset", "split", "configuration", "repeat", "qid", "metric", "value"]
@@ -173,6 +173,31 @@ def test_randomization_agrees_with_the_t_test_on_normal_data_and_is_seeded(rng):
     small = per_query_table({"base": [0.1, 0.2, 0.3, 0.4], "cand": [0.2, 0.3, 0.4, 0.5]})
     exact = paired_tests(small, "base", tests=["randomization"]).p_value.item()
     assert exact == pytest.approx(2 / 16)  # only all + or all - reach |mean difference| 0.1
+
+
+def _scipy_paired_randomization(differences, n_resamples, seed):
+    """The reference: SciPy's permutation test of paired samples (each pair's labels swapped at random)."""
+    return stats.permutation_test((differences, np.zeros_like(differences)), lambda x, y, axis: np.mean(x - y, axis),
+                                  permutation_type="samples", vectorized=True, n_resamples=n_resamples,
+                                  alternative="two-sided", rng=np.random.default_rng(seed)).pvalue
+
+
+@pytest.mark.parametrize("differences", [[0.1, -0.2, 0.3, 0.3, 0.0, 0.05, -0.05, 0.25],  # ties and a zero
+                                         [0.5, 0.5, 0.5], [-1e-9, 2e-9, 3e-9, 1e-9, 4e-9], [0.2, -0.2, 0.1, -0.1]])
+def test_randomization_p_value_is_scipys_exact_test_on_a_few_queries(differences):
+    differences = np.array(differences)
+    assert 2 ** differences.size <= 10000  # every sign vector enumerated, by both
+    assert randomization_p_value(differences, 10000) == pytest.approx(
+        _scipy_paired_randomization(differences, 10000, 0), abs=1e-12)
+
+
+def test_randomization_p_value_agrees_with_scipys_within_resampling_noise(rng):
+    for n_queries, shift in ((40, 0.0), (300, 0.015), (2000, 0.004)):
+        differences = rng.normal(shift, 0.1, n_queries) * (rng.uniform(size=n_queries) < 0.7)  # zeros, as for ties
+        ours = randomization_p_value(differences, 20000, seed=1)
+        theirs = _scipy_paired_randomization(differences, 20000, 2)
+        # two independent estimates of the same p: each has standard error at most sqrt(p(1-p)/20000) <= 0.0036
+        assert ours == pytest.approx(theirs, abs=0.015), (n_queries, ours, theirs)
 
 
 def test_nan_values_are_dropped_from_the_pairs(rng):

@@ -30,6 +30,7 @@ BENCH_GROUPS = {
     ("xgboost-rounds",): ("XGBoost round, rank:ndcg", "XGBoost round, PLRank3()", "XGBoost round, YetiRank()"),
     ("memory", "loading", "scaling"): (),
     ("leaves", "first-call", "compile", "startup"): (),
+    ("significance",): ("paired randomization test",),
 }
 
 
