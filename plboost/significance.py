@@ -387,7 +387,8 @@ def _compared(means: pd.DataFrame, metrics, pairs_of, tests, n_resamples: int, s
     for dataset, of_dataset in means.groupby("dataset", sort=False):
         configurations = list(dict.fromkeys(of_dataset["configuration"]))
         pairs = pairs_of(dataset, configurations)
-        for metric in [m for m in metrics if m in set(of_dataset["metric"])]:
+        measured = set(of_dataset["metric"])
+        for metric in [m for m in metrics if m in measured]:
             values, present = _metric_grid(of_dataset, metric, configurations)
             for first, second in pairs:
                 where = f"{first} vs {second} on {dataset} ({metric})"
