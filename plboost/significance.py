@@ -431,6 +431,11 @@ def randomization_p_value(differences, n_resamples: int, seed: int = 0) -> float
     them, without the +1, when :math:`2^n \\le` ``n_resamples``) against the observed mean, ties counted
     within a relative tolerance of 100 ulp as :func:`scipy.stats.permutation_test` does."""
     differences = np.asarray(differences, dtype=float)
+    if differences.ndim != 1 or differences.size == 0 or not np.all(np.isfinite(differences)):
+        raise ValueError(f"differences: expected a non-empty 1-d array of finite numbers, got shape "
+                         f"{differences.shape}{'' if np.all(np.isfinite(differences)) else ' with NaN or inf'}")
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples: expected at least 1, got {n_resamples}")
     n = differences.size
     observed = differences.mean()
     tolerance = abs(observed) * np.finfo(float).eps * 100

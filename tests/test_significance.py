@@ -200,6 +200,14 @@ def test_randomization_p_value_agrees_with_scipys_within_resampling_noise(rng):
         assert ours == pytest.approx(theirs, abs=0.015), (n_queries, ours, theirs)
 
 
+@pytest.mark.parametrize("differences, n_resamples, message", [
+    ([], 100, "non-empty 1-d array"), ([[0.1, 0.2]], 100, "non-empty 1-d array"),
+    ([0.1, np.nan], 100, "NaN or inf"), ([0.1, 0.2], 0, "n_resamples: expected at least 1")])
+def test_randomization_p_value_refuses_what_it_cannot_test(differences, n_resamples, message):
+    with pytest.raises(ValueError, match=message):
+        randomization_p_value(differences, n_resamples)
+
+
 def test_nan_values_are_dropped_from_the_pairs(rng):
     n_queries = 30
     baseline = rng.uniform(size=n_queries)
