@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._constraints import Options, Real, check
+from ._constraints import Integer, Options, Real, Reals, check
 
 #: a significance level or a confidence level: strictly between 0 and 1
 _PROBABILITY = Real(low=0, high=1, low_open=True, high_open=True)
@@ -430,12 +430,8 @@ def randomization_p_value(differences, n_resamples: int, seed: int = 0) -> float
     docstring has the formula): the mean of each of ``n_resamples`` random sign vectors (all :math:`2^n` of
     them, without the +1, when :math:`2^n \\le` ``n_resamples``) against the observed mean, ties counted
     within a relative tolerance of 100 ulp as :func:`scipy.stats.permutation_test` does."""
-    differences = np.asarray(differences, dtype=float)
-    if differences.ndim != 1 or differences.size == 0 or not np.all(np.isfinite(differences)):
-        raise ValueError(f"differences: expected a non-empty 1-d array of finite numbers, got shape "
-                         f"{differences.shape}{'' if np.all(np.isfinite(differences)) else ' with NaN or inf'}")
-    if int(n_resamples) < 1:
-        raise ValueError(f"n_resamples: expected at least 1, got {n_resamples}")
+    differences = np.asarray(check(differences, Reals(), "differences"))
+    n_resamples = check(n_resamples, Integer(low=1), "n_resamples")
     n = differences.size
     observed = differences.mean()
     tolerance = abs(observed) * np.finfo(float).eps * 100

@@ -201,8 +201,10 @@ def test_randomization_p_value_agrees_with_scipys_within_resampling_noise(rng):
 
 
 @pytest.mark.parametrize("differences, n_resamples, message", [
-    ([], 100, "non-empty 1-d array"), ([[0.1, 0.2]], 100, "non-empty 1-d array"),
-    ([0.1, np.nan], 100, "NaN or inf"), ([0.1, 0.2], 0, "n_resamples: expected at least 1")])
+    ([], 100, "differences must be a non-empty sequence of finite numbers, got \\[\\]"),
+    ([[0.1, 0.2]], 100, "differences must be a non-empty sequence of finite numbers"),
+    ([0.1, np.nan], 100, "differences must be a non-empty sequence of finite numbers, got \\[0.1, nan\\]"),
+    ([0.1, 0.2], 0, "n_resamples must be an integer >= 1, got 0")])
 def test_randomization_p_value_refuses_what_it_cannot_test(differences, n_resamples, message):
     with pytest.raises(ValueError, match=message):
         randomization_p_value(differences, n_resamples)
