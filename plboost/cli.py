@@ -671,8 +671,8 @@ def _compare(args) -> int:
     if args.plot:
         plotting()  # a missing matplotlib fails now, not after the training
     choose_baseline(specs, args.baseline)  # a bad name fails before training
-    check_output_path(args.out, "--out", directory=True)  # a directory it creates holds nothing to overwrite
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
+    check_output_path(args.out, "--out", directory=True)  # a directory it creates holds nothing to overwrite
     outputs = dataset_outputs(layouts, args.out)
     _check_comparison_outputs(args, layouts, outputs)
     tune = None

@@ -195,6 +195,13 @@ def test_compare_errors(synthetic_folds, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
+def test_compare_of_a_missing_dataset_creates_no_output_directory(tmp_path, capsys):
+    out = tmp_path / "new"
+    assert main(["compare", str(tmp_path / "missing"), "--run", "plrank", "--out", str(out), "--quiet"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_parse_assignment():
     assert parse_assignment("top_k=10") == ("top_k", 10)
     assert parse_assignment("top_k=None") == ("top_k", None)

@@ -65,6 +65,18 @@ def cli_with_file(name: str, text: str, *argv):
     return run
 
 
+def cli_on_dataset(*argv):
+    """:func:`cli_call` after laying out a dataset (train.txt and test.txt) in the case's directory's ``dataset``."""
+    call = cli_call(*argv)
+
+    def run(d: Path):
+        (d / "dataset").mkdir()
+        for name in ("train.txt", "test.txt"):
+            write(d / "dataset", name, GOOD)
+        return call(d)
+    return run
+
+
 def cli_call(*argv):
     def run(d: Path):
         arguments = [a.format(dir=d) for a in argv]
@@ -416,7 +428,7 @@ CASES = [
          cli_call("train", "--train", "{dir}/train.txt", "--out", "/proc/plboost.json", "--quiet"),
          r"--out /proc/plboost\.json cannot be written"),
     Case("command line", "`plboost compare --out` that is a file",
-         cli_call("compare", "{dir}", "--run", "plrank", "--out", "{dir}/train.txt", "--quiet"),
+         cli_on_dataset("compare", "{dir}/dataset", "--run", "plrank", "--out", "{dir}/train.txt", "--quiet"),
          r"--out .*train\.txt is a file; give a directory"),
     Case("command line", "`--dask-scheduler` and `--dask-local` together",
          cli_call("train", "--train", "{dir}/train.txt", "--dask-local", "2", "--dask-scheduler", "tcp://x:1",
