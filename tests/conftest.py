@@ -3,6 +3,14 @@ from pathlib import Path
 
 import pytest
 
+from plboost.engines.openmp import limit_spinning
+
+# The suite runs in several processes on shared cores (pytest-xdist). The engines' OpenMP threads spin up to
+# 300,000 iterations while they wait (libgomp's default), burning the time slices another worker's threads need:
+# two tuning tests that take 3-4 s alone took 250-260 s each in a full run. libgomp reads the limit when an engine
+# is first imported, so it is set here, before any test module imports one (as the plboost command does).
+limit_spinning()
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
