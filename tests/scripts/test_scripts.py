@@ -77,8 +77,10 @@ def test_simulation_quick_mode_fills_its_table():
                                           ("partition", "lambdarank [lightgbm]"),
                                           ("leaves", "plrank(top_k=10, n_permutations=3) [lightgbm, exact leaves]")])
 def test_mq2008_study_on_one_fold(shared_data, study, label):
-    out = run_script("mq2008_folds.py", study, str(shared_data / "MQ2008"), "--folds", "1")
+    """Each study on one fold with at most 20 trees (the studies' 1000 with early stopping take minutes)."""
+    out = run_script("mq2008_folds.py", study, str(shared_data / "MQ2008"), "--folds", "1", "--rounds", "20")
     assert "NDCG@10" in out and label in out
+    assert "at most 20 trees" in out and "(--rounds 20: not the study's 1000)" in out
 
 
 # --------------------------------------------------------------------------------------------------
