@@ -1,4 +1,5 @@
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,23 @@ def pytest_generate_tests(metafunc):
             obj for marker in metafunc.definition.iter_markers("extra_objectives") for obj in marker.args]:
         cases.setdefault(objective_id(obj), obj)
     metafunc.parametrize("objective", list(cases.values()), ids=list(cases), indirect=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# the pass with interpreted kernels (NUMBA_DISABLE_JIT=1, make test) is there so that coverage sees the kernels'
+# lines; pure-Python kernels under coverage are slow, so a test marked ``interpreted_once`` runs its first case
+# there (the compiled pass runs every case). docs/benchmarks.md ("The interpreted pass") has how the marked tests
+# were chosen: their other cases cover no kernel line the rest of that pass does not.
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        return
+    seen = set()
+    skip = pytest.mark.skip(reason="interpreted_once: the compiled pass runs every case, this pass the first")
+    for item in items:
+        if item.get_closest_marker("interpreted_once") is None:
+            continue
+        function = item.nodeid.split("[", 1)[0]
+        if function in seen:
+            item.add_marker(skip)
+        seen.add(function)

@@ -82,6 +82,7 @@ def random_queries(seed, n_queries=20, max_size=25, scale=2.0):
 # --------------------------------------------------------------------------------------------------
 # The loss: gradients and hessians by finite differences, ranks held at the current scores' (ties included)
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("params, reference", [
     ({}, {}),
     ({"mu": 0.0}, {"mu": 0.0}),

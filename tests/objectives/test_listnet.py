@@ -39,6 +39,7 @@ def random_queries(seed, sizes, scale, max_label):
     return scores, labels, offsets
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("skip_uniform", [True, False])
 @pytest.mark.parametrize("target", ["softmax", "gain"])
 @pytest.mark.parametrize("sizes, scale, max_label", [

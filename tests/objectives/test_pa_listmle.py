@@ -72,6 +72,7 @@ CASES = [  # (documents, top_k, permutations, score scale)
 WEIGHTINGS = ["exponential", "dcg", "explicit"]
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("compress", [True, False])
 @pytest.mark.parametrize("weighting", WEIGHTINGS)
 @pytest.mark.parametrize("n, top_k, n_perm, scale", CASES)
@@ -145,6 +146,7 @@ def _many_queries(seed, scale):
     return scores, labels, offsets
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("compress", [True, False])
 @pytest.mark.parametrize("top_k, n_perm", [(10, 1), (10, 3), (1, 2), (25, 4)])
 @pytest.mark.parametrize("scale", [1.0, 50.0, 1e4])
@@ -229,6 +231,7 @@ def test_compressed_equals_uncompressed():
                                rtol=1e-12, atol=1e-10)
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 50.0, 1e4, 1e30])
 def test_gradients_are_finite_and_sum_to_zero_per_query(scale):
     scores, labels, offsets = _many_queries(3, scale)

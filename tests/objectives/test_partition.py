@@ -202,6 +202,7 @@ LARGE_CASES = {
 }
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.slow  # dense long-double references of partitions of hundreds of documents
 @pytest.mark.parametrize("case", sorted(LARGE_CASES))
 def test_large_partitions_match_the_reference_quadrature(case):

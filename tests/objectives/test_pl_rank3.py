@@ -277,6 +277,7 @@ def _both_selections(weight, k, rankings, seed):
     return every, drawn
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("k", [1, 3, 10, 40])
 def test_drawing_the_top_k_on_the_way_selects_what_drawing_every_key_does(k):
     """Passing over the documents whose key must fall below the heap's root changes no ranking: ties of equal
@@ -288,6 +289,7 @@ def test_drawing_the_top_k_on_the_way_selects_what_drawing_every_key_does(k):
         np.testing.assert_array_equal(drawn, every)
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("curvature", CURVATURES)
 @pytest.mark.parametrize("score_scale", [0.3, 3.0, 12.0, 60.0])
 def test_pooling_the_documents_outside_the_top_k_changes_only_rounding(curvature, score_scale):

@@ -48,6 +48,7 @@ CASES = [  # (documents, top_k, permutations, score scale)
 ]
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("compress", [True, False])
 @pytest.mark.parametrize("n, top_k, n_perm, scale", CASES)
 def test_gradient_and_hessian_match_finite_differences(n, top_k, n_perm, scale, compress, central_differences):

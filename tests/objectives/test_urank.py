@@ -26,6 +26,7 @@ def urank_reference_loss(scores, labels):
     return total / (len(unique) - 1)
 
 
+@pytest.mark.interpreted_once
 @pytest.mark.parametrize("n, scale, max_label", [
     (1, 1.0, 2), (2, 1.0, 1), (3, 1.0, 2), (6, 10.0, 3), (12, 1.0, 4), (25, 1e4, 4), (40, 3.0, 2),
     (60, 1.0, 4), (60, 1e4, 1),
