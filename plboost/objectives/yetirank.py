@@ -97,15 +97,14 @@ def _discount(t, top):
 
 
 @helper
-def _swap_weight(ranked, t, u, labels, gains, lo, mode, decays, top, first_relevant, second_relevant):
+def _swap_weight(ranked, t, u, labels, gains, lo, mode, top, first_relevant, second_relevant):
     """c of the documents at positions t < u of a sampled ranking (module docstring), before the query's
-    normaliser; 0 for a pair of equal labels."""
+    normaliser, for the losses but "classic" (``_add_ranking_pairs`` has its own loop); 0 for a pair of equal
+    labels."""
     a = ranked[t]
     b = ranked[u]
     if labels[lo + a] == labels[lo + b]:
         return 0.0
-    if mode == _CLASSIC:
-        return decays[t] * abs(labels[lo + a] - labels[lo + b])
     if mode == _MRR:
         if (labels[lo + a] > 0.0) == (labels[lo + b] > 0.0) or t > first_relevant:
             return 0.0
@@ -175,6 +174,18 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
 def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, mode, top, neighbors, scale,
                        pair_weight_hessian, g_sum, h_sum):
     """Add the pairs of one sampled ranking, each weighted ``scale`` times its c, to the sums of g and h."""
+    if mode == _CLASSIC:  # the default, in a loop of its own: a quarter of the call faster than the general one
+        for t in range(n - 1):
+            for u in range(t + 1, min(n, t + 1 + neighbors)):
+                a = ranked[t]
+                b = ranked[u]
+                difference = labels[lo + a] - labels[lo + b]
+                if difference > 0.0:
+                    _add_pair(scores, lo, a, b, decays[t] * difference * scale, expo, pair_weight_hessian, g_sum, h_sum)
+                elif difference < 0.0:
+                    _add_pair(scores, lo, b, a, decays[t] * -difference * scale, expo, pair_weight_hessian, g_sum,
+                              h_sum)
+        return
     first_relevant = n
     second_relevant = n
     if mode == _MRR:
@@ -185,23 +196,26 @@ def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, mode,
                 else:
                     second_relevant = t
                     break
-    last = min(n - 1, top) if mode != _CLASSIC else n - 1
-    for t in range(last):
+    for t in range(min(n - 1, top)):
         for u in range(t + 1, min(n, t + 1 + neighbors)):
-            c = _swap_weight(ranked, t, u, labels, gains, lo, mode, decays, top, first_relevant, second_relevant)
+            c = _swap_weight(ranked, t, u, labels, gains, lo, mode, top, first_relevant, second_relevant)
             if c == 0.0:
                 continue
-            c *= scale
             h, l = (ranked[t], ranked[u]) if labels[lo + ranked[t]] > labels[lo + ranked[u]] \
                 else (ranked[u], ranked[t])
-            denominator = expo[h] + expo[l]
-            prob = expo[l] / denominator if denominator > 1e-280 else 1.0 / (1.0 + np.exp(scores[lo + h] -
-                                                                                           scores[lo + l]))
-            g_sum[h] -= c * prob
-            g_sum[l] += c * prob
-            curvature = c if pair_weight_hessian else c * prob * (1.0 - prob)
-            h_sum[h] += curvature
-            h_sum[l] += curvature
+            _add_pair(scores, lo, h, l, c * scale, expo, pair_weight_hessian, g_sum, h_sum)
+
+
+@helper(inline="always")
+def _add_pair(scores, lo, h, l, c, expo, pair_weight_hessian, g_sum, h_sum):
+    """Add the pair of the higher-labelled document h and the lower l, of weight c, to the sums of g and h."""
+    denominator = expo[h] + expo[l]
+    prob = expo[l] / denominator if denominator > 1e-280 else 1.0 / (1.0 + np.exp(scores[lo + h] - scores[lo + l]))
+    g_sum[h] -= c * prob
+    g_sum[l] += c * prob
+    curvature = c if pair_weight_hessian else c * prob * (1.0 - prob)
+    h_sum[h] += curvature
+    h_sum[l] += curvature
 
 
 @kernel
