@@ -4,6 +4,7 @@ medians compared, so that drifts of the machine's speed hit both sides alike). P
     python scripts/bench.py                      # everything at full size (MSLR-like: 1.2M+ documents)
     python scripts/bench.py --small              # tiny sizes: checks that the code runs (CI does)
     python scripts/bench.py --only kernels memory
+    python scripts/bench.py --only rounds xgboost-rounds --objectives yetirank lambdaloss  # against the baseline
 
 Sections:
 
@@ -208,7 +209,7 @@ def histogram_rows(booster) -> int:
     return sum(smaller_children(tree["tree_structure"]) for tree in booster.dump_model()["tree_info"])
 
 
-def round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+def round_rows(n_queries: int, rounds: int, repeats: int, names=tuple(OBJECTIVES)) -> list[dict]:
     """LightGBM seconds per round of every registered objective against lambdarank, the same data and trees.
 
     A round is the objective's gradient call plus LightGBM's tree, whose cost follows the rows it builds
@@ -220,7 +221,7 @@ def round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     n_docs = data.n_docs
     del data  # the binned dataset is all that training reads
     tree = {"learning_rate": 0.1, "num_leaves": 31, "verbosity": -1}
-    objectives = {"lambdarank": "lambdarank", **{name: cls() for name, cls in OBJECTIVES.items()}}
+    objectives = {"lambdarank": "lambdarank", **{name: OBJECTIVES[name]() for name in names}}
     scores = np.random.default_rng(0).normal(size=n_docs)
     gradient_ms = {}
     for name, objective in objectives.items():
@@ -249,7 +250,7 @@ def round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     return rows
 
 
-def xgboost_round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+def xgboost_round_rows(n_queries: int, rounds: int, repeats: int, names=tuple(OBJECTIVES)) -> list[dict]:
     """XGBoost seconds per round of every registered objective against its own rank:ndcg (its defaults), on the
     data of :func:`round_rows`, leaf-wise trees of 31 leaves as LightGBM's (hist, lossguide)."""
     import xgboost as xgb
@@ -260,7 +261,7 @@ def xgboost_round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
     del data
     tree = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0,
             "learning_rate": 0.1, "verbosity": 0}
-    objectives = {"rank:ndcg": "rank:ndcg", **{name: cls() for name, cls in OBJECTIVES.items()}}
+    objectives = {"rank:ndcg": "rank:ndcg", **{name: OBJECTIVES[name]() for name in names}}
 
     def train(name, n_rounds):
         objective = objectives[name]
@@ -503,6 +504,9 @@ def main(argv=None) -> int:
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
     parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to run")
+    parser.add_argument("--objectives", nargs="+", choices=tuple(OBJECTIVES), default=tuple(OBJECTIVES),
+                        help="rounds and xgboost-rounds: these registered objectives (default: all) against the "
+                             "engine's own")
     args = parser.parse_args(argv)
     small = args.small
     repeats = args.repeats or (3 if small else 21)
@@ -516,8 +520,9 @@ def main(argv=None) -> int:
                             + pl_rank3_rows(50 if small else 700, repeats)
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
-        "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few),
-        "xgboost-rounds": lambda: xgboost_round_rows(30 if small else 7_460, 3 if small else 20, few),
+        "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few, args.objectives),
+        "xgboost-rounds": lambda: xgboost_round_rows(30 if small else 7_460, 3 if small else 20, few,
+                                                     args.objectives),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),
         "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),
