@@ -2,7 +2,9 @@
 
 The SHA-256 of each configuration's float32 gradient and hessian arrays, on random queries with ties and large
 score ranges (and, for the threaded path, a dataset large enough to be split over threads), were stored in
-``data/stored_gradients.json`` from the code before that work. A change of a kernel's arithmetic (its order of
+``data/stored_gradients.json`` from the code before that work. The objectives that came later (PA-ListMLE,
+PL-Rank-3, LambdaLoss, YetiRank) were added on 2026-11-27, their hashes from that day's code; YetiRank's equal
+those of the code before that day's change of its pair loop. A change of a kernel's arithmetic (its order of
 operations, a vectorised exponential) fails here, naming the configuration; such a change must be bounded by a
 test of its own instead, and the hashes written anew on purpose::
 
@@ -32,6 +34,10 @@ CONFIGURATIONS = [
     ("plrank", {}), ("plrank", {"n_permutations": 3}), ("plrank", {"top_k": None}), ("urank", {}), ("umart", {}),
     ("umart", {"window": 1}), ("umart", {"window": 1, "lightgbm_arithmetic": True}), ("umart", {"preset": "paper"}),
     ("pl_partition", {}), ("pl_lb", {}), ("listnet", {}), ("listnet", {"target": "gain"}),
+    # objectives that came after issue 27: their gradients as of 2026-11-27 (module docstring)
+    ("pa_listmle", {}), ("pl_rank3", {}), ("pl_rank3", {"curvature": "lambda"}), ("lambdaloss", {}),
+    ("lambdaloss", {"preset": "loss"}), ("yetirank", {}), ("yetirank", {"preset": "plackett_luce"}),
+    ("yetirank", {"loss": "mrr", "neighbors": 3}),
 ]
 
 
