@@ -90,9 +90,9 @@ def study_tree(name: str, rounds: int | None) -> dict:
     return tree if rounds is None else {**tree, "rounds": rounds, "early_stopping": min(tree["early_stopping"], rounds)}
 
 
-def run_study(name: str, data_dir: Path, n_folds: int, rounds: int | None = None) -> dict:
+def run_study(name: str, data_dir: Path, n_folds: int, tree: dict) -> dict:
+    """Study ``name`` on the first ``n_folds`` folds with tree parameters ``tree`` (:func:`study_tree`)."""
     study = STUDIES[name]
-    tree = study_tree(name, rounds)
     results = {policy: {} for policy in study["policies"]}
     for fold in range(1, n_folds + 1):
         directory = data_dir / f"Fold{fold}"
@@ -142,8 +142,8 @@ def main(argv=None) -> int:
     if args.study == "plrank":
         print("## Compression ratio, K = 10, MQ2008 Fold1 train\n")
         print(compression_table(args.data))
-    results = run_study(args.study, args.data, args.folds, args.rounds)
     tree = study_tree(args.study, args.rounds)
+    results = run_study(args.study, args.data, args.folds, tree)
     print(f"\nTree parameters: learning rate {tree['learning_rate']}, {tree['num_leaves']} leaves, at most "
           f"{tree['rounds']} trees, early stopping after {tree['early_stopping']} rounds on vali NDCG@10, "
           f"other LightGBM parameters {tree['engine_params'] or 'default'}"
