@@ -137,6 +137,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.rounds is not None and args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    folds = [args.data / f"Fold{fold}" for fold in range(1, args.folds + 1)]
+    missing = [str(fold) for fold in folds if not fold.is_dir()]
+    if missing:
+        parser.error(f"no MQ2008 fold directory {', '.join(missing)} (DATA_DIR holds Fold1 ... Fold5)")
     study = STUDIES[args.study]
 
     if args.study == "plrank":

@@ -83,6 +83,14 @@ def test_mq2008_study_on_one_fold(shared_data, study, label):
     assert "at most 20 trees" in out and "(--rounds 20: not the study's 1000)" in out
 
 
+def test_mq2008_study_names_a_missing_fold_directory(tmp_path):
+    completed = subprocess.run([sys.executable, str(SCRIPTS / "mq2008_folds.py"), "umart", str(tmp_path), "--folds",
+                                "1"], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2
+    assert completed.stderr.strip().endswith(f"error: no MQ2008 fold directory {tmp_path / 'Fold1'} (DATA_DIR holds "
+                                             "Fold1 ... Fold5)")
+
+
 # --------------------------------------------------------------------------------------------------
 # The paper's full-benchmark runs, on synthetic data written in each layout
 
