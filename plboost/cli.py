@@ -289,9 +289,11 @@ def _add_demo_command(commands) -> None:
     warm = commands.add_parser(
         "warm-up", help="compile plboost's kernels now, on every core, so that later runs load them from the cache",
         description="Compile (fill Numba's cache with) the kernels of plboost's objectives, exact leaves and "
-                    "metrics, objectives that share kernels in the same process, one process per usable core: the "
-                    "first run after installing then starts at once. make install runs it.")
-    warm.add_argument("objectives", nargs="*", metavar="OBJECTIVE", help="the objectives to warm (default: all)")
+                    "metrics, objectives that share kernels in the same process, one process per usable core, and "
+                    "those of the SVMlight parser: the first run after installing then starts at once. make install "
+                    "runs it.")
+    warm.add_argument("objectives", nargs="*", metavar="OBJECTIVE",
+                      help="the objectives to warm (default: all, and the SVMlight parser)")
     warm.add_argument("--workers", type=_positive_int, help="processes at once (default: the usable cores)")
     warm.add_argument("--quiet", action="store_true", help="no progress bar; the summary line and errors only")
     _add_debug_option(warm)
@@ -845,12 +847,14 @@ def _demo(args) -> int:
 
 
 def _warm_up(args) -> int:
-    from .warm_up import warm_up
+    from .warm_up import PARSER, warm_up
 
     start = time.perf_counter()
     seconds = warm_up(args.objectives or None, workers=args.workers, progress=not args.quiet)
     slowest = max(seconds, key=seconds.get)
-    print(f"plboost warm-up: {len(seconds)} objective(s) compiled or found in Numba's cache in "
+    objectives = len(seconds) - (PARSER in seconds)
+    parser = " and the SVMlight parser" if PARSER in seconds else ""
+    print(f"plboost warm-up: {objectives} objective(s){parser} compiled or found in Numba's cache in "
           f"{time.perf_counter() - start:.1f} s (the slowest, {slowest}, {seconds[slowest]:.1f} s in its process)")
     return 0
 

@@ -7,7 +7,9 @@ and lowering in Python rather than LLVM's optimiser (``NUMBA_OPT=0`` saves a fif
 asking less of LLVM. What does shrink it is doing it once, ahead of time, on every core: :func:`warm_up` trains
 each objective two rounds on a tiny synthetic dataset on both engines (with exact leaves where the objective
 has them, and the metrics of the evaluation), a run of objectives per worker process, filling the cache every
-later process reads. ``make install`` runs it, so ``make demo`` and ``make test`` start with the cache filled.
+later process reads. Without names it also parses a tiny SVMlight file (:func:`warm_parser`), so that the first
+command reading a ranking file does not compile the parser (about 6 s). ``make install`` runs it, so
+``make demo`` and ``make test`` start with the cache filled.
 
 It compiles the specialisations a default run uses; an objective's rarer variants (uMart's LightGBM
 arithmetic, parameters that change an argument's type) still compile on first use, and commands say so when
@@ -28,21 +30,26 @@ from concurrent.futures import ThreadPoolExecutor
 #: objectives sharing kernels side by side (PL-Rank-3, YetiRank: the draws; PLRank, PA-ListMLE: the contexts;
 #: PL-Partition, PL-LB: the partitions; uMart, LambdaLoss: the lambda pairs), so that one worker compiles them
 _COMPILE_SECONDS = {"pl_rank3": 39, "yetirank": 22, "plrank": 27, "pa_listmle": 7, "pl_partition": 37, "pl_lb": 9,
-                    "umart": 23, "lambdaloss": 13, "urank": 13, "listnet": 9}
+                    "umart": 23, "lambdaloss": 13, "urank": 13, "listnet": 9, "svmlight-parser": 12}
+
+#: the item of a warm-up that is not an objective: the SVMlight/LETOR parser's kernels (:func:`warm_parser`)
+PARSER = "svmlight-parser"
 
 
 def warm_up_chunks(workers: int, objectives=None) -> list[list[str]]:
-    """The registered ``objectives`` (default: all) in at most ``workers`` runs of ``_COMPILE_SECONDS``'s order
-    (others last), cut where the running total of the estimated seconds passes each worker's share.
+    """The registered ``objectives`` (default: all of them and the parser, ``PARSER``) in at most ``workers`` runs
+    of ``_COMPILE_SECONDS``'s order (others last), cut where the running total of the estimated seconds passes
+    each worker's share.
 
-    >>> [len(chunk) for chunk in warm_up_chunks(2)], warm_up_chunks(2)[1][:2]
-    ([4, 6], ['pl_partition', 'pl_lb'])
+    >>> [len(chunk) for chunk in warm_up_chunks(2)], warm_up_chunks(2)[1][:2], warm_up_chunks(2)[1][-1]
+    ([4, 7], ['pl_partition', 'pl_lb'], 'svmlight-parser')
     """
     from .objectives import OBJECTIVES, get_objective
 
-    wanted = list(OBJECTIVES) if objectives is None else list(objectives)
+    wanted = [*OBJECTIVES, PARSER] if objectives is None else list(objectives)
     for name in wanted:
-        get_objective(name)  # an unknown name: its ValueError, which lists the known ones
+        if name != PARSER:
+            get_objective(name)  # an unknown name: its ValueError, which lists the known ones
     names = [name for name in _COMPILE_SECONDS if name in wanted]
     names += [name for name in wanted if name not in _COMPILE_SECONDS]
     weights = [_COMPILE_SECONDS.get(name, 10) for name in names]
@@ -75,11 +82,25 @@ def warm_objective(name: str) -> float:
     return time.perf_counter() - start
 
 
+def warm_parser() -> float:
+    """Parse a two-line SVMlight file (plain, dense float32: the kernels every file format and command share;
+    gzip and sparse output use the same ones), not caching the result; returns the seconds it took."""
+    from .data import load_svmlight
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="plboost-warm-up-") as directory:
+        path = os.path.join(directory, "two_lines.txt")
+        with open(path, "w") as lines:
+            lines.write("2 qid:1 1:0.5 3:-1.25e-3\n0 qid:1 2:1\n")
+        load_svmlight(path, cache=False)
+    return time.perf_counter() - start
+
+
 def warm_up(objectives=None, *, workers: int | None = None, progress: bool = True) -> dict[str, float]:
-    """Fill Numba's cache with the kernels of the registered ``objectives`` (default: all) in ``workers`` processes
-    (default: the usable cores, at most one per objective), each warming a run of :func:`warm_up_chunks`
-    (``python -m plboost.warm_up NAME...``); returns each objective's seconds in its process. ``progress`` shows a
-    bar on standard error.
+    """Fill Numba's cache with the kernels of the registered ``objectives`` (default: all, and the parser's) in
+    ``workers`` processes (default: the usable cores, at most one per item), each warming a run of
+    :func:`warm_up_chunks` (``python -m plboost.warm_up NAME...``); returns each item's seconds in its process.
+    ``progress`` shows a bar on standard error.
     Fresh interpreters rather than multiprocessing's workers: they start without this process's threads and
     never re-import the caller's main module."""
     from tqdm import tqdm
@@ -89,7 +110,7 @@ def warm_up(objectives=None, *, workers: int | None = None, progress: bool = Tru
     chunks = warm_up_chunks(max(1, int(workers)), objectives)
     seconds = {}
     lock = threading.Lock()
-    with tqdm(total=sum(map(len, chunks)), desc="compiling plboost's kernels", unit="objective",
+    with tqdm(total=sum(map(len, chunks)), desc="compiling plboost's kernels", unit="part",
               disable=not progress) as bar:
 
         def warm_chunk(names):
@@ -113,6 +134,6 @@ def warm_up(objectives=None, *, workers: int | None = None, progress: bool = Tru
     return seconds
 
 
-if __name__ == "__main__":  # a worker of warm_up: "name seconds" per objective on standard output
-    for objective in sys.argv[1:]:
-        print(objective, warm_objective(objective), flush=True)
+if __name__ == "__main__":  # a worker of warm_up: "name seconds" per item on standard output
+    for item in sys.argv[1:]:
+        print(item, warm_parser() if item == PARSER else warm_objective(item), flush=True)
