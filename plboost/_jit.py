@@ -12,7 +12,8 @@ contiguous range of queries: each query writes only its own slice of the outputs
 needed, and since the kernels release the GIL the threads run at once. Numba's own ``parallel=True``
 (``prange``) would do the same inside the kernel, but compiling one parallel loop costs 1-3 s, paid on the
 first call of a fresh install for every kernel: PLRank's four parallel kernels took 11 s of its first call
-(issue 17). The number of threads is Numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
+(issue 17). The number of threads is Numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``), read without
+starting Numba's threading layer (:func:`kernel_threads`).
 
 Numba is imported when a kernel is first used, not when plboost is: importing Numba takes 0.3 s, which
 ``plboost --help`` or ``import plboost.objectives`` need not pay (issue 27). ``@kernel`` gives a
@@ -38,6 +39,7 @@ import tempfile
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -322,9 +324,42 @@ def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(cuts)]
 
 
+#: this thread's cap on :func:`kernel_threads` (:func:`at_most_threads`)
+_thread_cap = threading.local()
+
+
+def kernel_threads() -> int:
+    """The threads plboost's kernels may use: Numba's thread count (``NUMBA_NUM_THREADS``, or what
+    ``numba.set_num_threads`` set for this thread), at most :func:`at_most_threads`'s cap.
+
+    Read without starting Numba's threading layer, which plboost's own threads do not need: started, the layer
+    sets its OpenMP runtime's thread count to ``NUMBA_NUM_THREADS``, and on Linux that runtime (the system's
+    libgomp) is LightGBM's too, which then ignored ``OMP_NUM_THREADS``. With ``OMP_NUM_THREADS=1`` and the other
+    core busy, a test tuning LightGBM took 8.7-9.3 s where one thread takes 4.4-4.8 s.
+    """
+    numba = activate()
+    from numba.np.ufunc import parallel
+
+    started = getattr(parallel, "_is_initialized", True)  # True (ask Numba) should a later Numba rename it
+    count = numba.get_num_threads() if started else numba.config.NUMBA_NUM_THREADS
+    cap = getattr(_thread_cap, "threads", None)
+    return max(1, count if cap is None else min(count, cap))
+
+
+@contextmanager
+def at_most_threads(n: int):
+    """Kernels called on this thread inside the block use at most ``n`` threads."""
+    previous = getattr(_thread_cap, "threads", None)
+    _thread_cap.threads = n if previous is None else min(n, previous)
+    try:
+        yield
+    finally:
+        _thread_cap.threads = previous
+
+
 def thread_count(n_docs: int) -> int:
-    """Threads worth using for ``n_docs`` documents: Numba's thread count, fewer for small data."""
-    return max(1, min(activate().get_num_threads(), n_docs // MIN_DOCS_PER_THREAD))
+    """Threads worth using for ``n_docs`` documents: :func:`kernel_threads`, fewer for small data."""
+    return max(1, min(kernel_threads(), n_docs // MIN_DOCS_PER_THREAD))
 
 
 def over_queries(body, offsets: np.ndarray, *args) -> None:

@@ -85,6 +85,44 @@ def test_two_threads_training_on_the_same_data_get_the_results_of_one():
             np.testing.assert_array_equal(hess, expected[k][1])
 
 
+#: a process whose OpenMP runtimes were told one thread: plboost's kernels run on two threads of their own, and
+#: LightGBM's OpenMP (the system's libgomp, which Numba's "omp" threading layer shares) must still have one
+_THREADS_SCRIPT = """
+import json
+import lightgbm
+import numpy as np
+from threadpoolctl import threadpool_info
+from plboost import _jit
+from plboost.data import make_synthetic
+from plboost.objectives import PLRank
+
+data = make_synthetic(n_queries=500, n_features=1, docs_per_query=(60, 60), seed=1)
+calls = []
+real_run = _jit.run_in_threads
+_jit.run_in_threads = lambda calls_, n: calls.append(n) or real_run(calls_, n)
+PLRank().gradients(np.zeros(data.n_docs), data.labels, data.offsets)
+openmp = {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "openmp"}
+with _jit.at_most_threads(1):
+    capped = _jit.kernel_threads()
+import numba
+numba.set_num_threads(1)
+print(json.dumps({"threads": calls, "openmp": openmp, "capped": capped, "set": _jit.kernel_threads()}))
+"""
+
+
+def test_kernels_on_threads_leave_the_openmp_thread_count_alone():
+    """Numba's threading layer, started, set the OpenMP runtime that LightGBM shares to NUMBA_NUM_THREADS,
+    overriding a user's OMP_NUM_THREADS; plboost reads the thread count without starting it."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["threads"] and set(seen["threads"]) == {2}  # the kernels did run on two threads
+    assert seen["openmp"] and set(seen["openmp"].values()) == {1}, seen["openmp"]
+    assert seen["capped"] == 1 and seen["set"] == 1  # at_most_threads and numba.set_num_threads still count
+
+
 CACHE_SCRIPT = """
 import json, sys
 import numpy as np

@@ -40,7 +40,7 @@ from tqdm import tqdm
 from .._constraints import Integer, check
 from .._queries import (InvalidLabelError, NonContiguousQueryError, check_labels, offsets_from_qids,
                         offsets_from_sizes)
-from .._jit import activate
+from .._jit import kernel_threads
 from . import _svmlight_kernels as _kernels
 from .ranking_data import RankingData
 
@@ -312,7 +312,7 @@ def read_documents(chunk: bytes, first_line: int, dtype: np.dtype) -> Documents:
     :mod:`plboost.data._svmlight_kernels`).
     """
     buf = np.frombuffer(chunk, dtype=np.uint8)
-    n_parts = max(1, min(_PARTS_PER_THREAD * activate().get_num_threads(), len(chunk) // _PART_BYTES))
+    n_parts = max(1, min(_PARTS_PER_THREAD * kernel_threads(), len(chunk) // _PART_BYTES))
     bounds = [0]
     for p in range(1, n_parts):
         at = chunk.find(b"\n", max(bounds[-1], len(chunk) * p // n_parts))
@@ -350,7 +350,7 @@ def _gather(arrays, starts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
 def _run(calls: list) -> list:
     """``function(*args)`` for each ``(function, args)`` of ``calls``, on up to Numba's number of threads
     (the kernels release the GIL)."""
-    n_threads = min(activate().get_num_threads(), len(calls))
+    n_threads = min(kernel_threads(), len(calls))
     if n_threads <= 1:
         return [function(*args) for function, args in calls]
     with _POOLS_LOCK:  # one pool per process and size: a forked child inherits the dict, not the threads
@@ -445,7 +445,7 @@ def read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes, 
 def _line_ends(chunk: bytes) -> int:
     """``chunk.count(b"\\n")``, counted by the kernels on threads (a few times faster)."""
     buf = np.frombuffer(chunk, dtype=np.uint8)
-    n_parts = max(1, min(activate().get_num_threads(), len(chunk) // _PART_BYTES))
+    n_parts = max(1, min(kernel_threads(), len(chunk) // _PART_BYTES))
     cuts = [len(chunk) * p // n_parts for p in range(n_parts + 1)]
     return sum(ends for ends, _ in _run([(_kernels.count_bytes, (buf, start, end))
                                           for start, end in itertools.pairwise(cuts)]))

@@ -23,7 +23,6 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,7 @@ import numpy as np
 from .._constraints import Real, check_params
 from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
-from .._jit import activate, kernel, over_queries, run_in_threads, thread_count
+from .._jit import at_most_threads, kernel, over_queries, run_in_threads, thread_count
 from .._numerics import stable_argsort
 from .._values import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
@@ -442,13 +441,13 @@ class RankingObjective(metaclass=_ObjectiveClass):
         """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``.
 
         Under XGBoost the kernels run on one thread: XGBoost ships its own OpenMP runtime, whose idle
-        threads keep spinning while Numba's threads (on the system's OpenMP, which LightGBM shares) work,
-        and the two pools then fight over the cores. Measured on 2 cores (MQ2008 Fold1, 100 rounds): 1.76 s
-        with two Numba threads, 0.68 s with one, 0.63 s for XGBoost's own rank:ndcg.
+        threads keep spinning while the kernels' threads work, and the two then fight over the cores.
+        Measured on 2 cores (MQ2008 Fold1, 100 rounds): 1.76 s with two kernel threads, 0.68 s with one,
+        0.63 s for XGBoost's own rank:ndcg.
         """
         query_data, weights = self._query_data_of(data)
         if self._engine_of(data).own_openmp:
-            with _numba_threads(1):
+            with at_most_threads(1):
                 return self._compute(preds, query_data, weights)
         return self._compute(preds, query_data, weights)
 
@@ -587,18 +586,6 @@ def registry(*classes: type[RankingObjective]) -> dict[str, type[RankingObjectiv
             raise ValueError(f"{cls.__name__}: objective name {cls.name!r} is empty or already registered")
         by_name[cls.name] = cls
     return by_name
-
-
-@contextmanager
-def _numba_threads(n: int):
-    """Run the enclosed kernels on at most ``n`` Numba threads."""
-    numba = activate()
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(n, previous))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def _as_weights(weight, n_docs: int) -> np.ndarray | None:
