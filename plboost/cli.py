@@ -38,6 +38,7 @@ from .metrics import PAPER_METRICS
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES, resolve_objective
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
+from .warm_up import PARSER
 from .data.splits import checked_options
 from .data.tabular import TABLE_OPTIONS, is_table
 from .objectives import OBJECTIVES
@@ -293,7 +294,7 @@ def _add_demo_command(commands) -> None:
                     "those of the SVMlight parser: the first run after installing then starts at once. make install "
                     "runs it.")
     warm.add_argument("objectives", nargs="*", metavar="OBJECTIVE",
-                      help="the objectives to warm (default: all, and the SVMlight parser)")
+                      help=f"the objectives to warm, and {PARSER} for the SVMlight parser (default: all of them)")
     warm.add_argument("--workers", type=_positive_int, help="processes at once (default: the usable cores)")
     warm.add_argument("--quiet", action="store_true", help="no progress bar; the summary line and errors only")
     _add_debug_option(warm)
@@ -847,14 +848,15 @@ def _demo(args) -> int:
 
 
 def _warm_up(args) -> int:
-    from .warm_up import PARSER, warm_up
+    from .warm_up import warm_up
 
     start = time.perf_counter()
     seconds = warm_up(args.objectives or None, workers=args.workers, progress=not args.quiet)
     slowest = max(seconds, key=seconds.get)
     objectives = len(seconds) - (PARSER in seconds)
-    parser = " and the SVMlight parser" if PARSER in seconds else ""
-    print(f"plboost warm-up: {objectives} objective(s){parser} compiled or found in Numba's cache in "
+    warmed = [f"{objectives} objective(s)"] if objectives else []
+    warmed += ["the SVMlight parser"] if PARSER in seconds else []
+    print(f"plboost warm-up: {' and '.join(warmed)} compiled or found in Numba's cache in "
           f"{time.perf_counter() - start:.1f} s (the slowest, {slowest}, {seconds[slowest]:.1f} s in its process)")
     return 0
 

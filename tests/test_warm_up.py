@@ -40,3 +40,10 @@ def test_a_later_process_compiles_nothing_the_warm_up_compiled(tmp_path, monkeyp
              "warm_objective('listnet'); warm_parser(); print(_jit.compile_seconds())")
     compiled = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert float(compiled.stdout) == 0.0  # compile_seconds grows with every compile: tests/test_jit.py
+
+
+def test_the_parser_alone_is_warmed_by_name_and_the_summary_says_what_was(capsys):
+    assert warm_up_chunks(4, [PARSER]) == [[PARSER]]
+    assert main(["warm-up", PARSER, "--quiet", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plboost warm-up: the SVMlight parser compiled or found in Numba's cache in "), out
