@@ -334,8 +334,8 @@ def kernel_threads() -> int:
 
     Read without starting Numba's threading layer, which plboost's own threads do not need: started, the layer
     sets its OpenMP runtime's thread count to ``NUMBA_NUM_THREADS``, and on Linux that runtime (the system's
-    libgomp) is LightGBM's too, which then ignored ``OMP_NUM_THREADS``. With ``OMP_NUM_THREADS=1`` and the other
-    core busy, a test tuning LightGBM took 8.7-9.3 s where one thread takes 4.4-4.8 s.
+    libgomp) is LightGBM's too, which then ignored ``OMP_NUM_THREADS``. With the other core busy, a test tuning
+    LightGBM takes 7.3-8.4 s on two threads and 3.9-4.6 s on the one that ``OMP_NUM_THREADS=1`` asks for.
     """
     numba = activate()
     from numba.np.ufunc import parallel

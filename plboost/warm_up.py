@@ -7,9 +7,9 @@ and lowering in Python rather than LLVM's optimiser (``NUMBA_OPT=0`` saves a fif
 asking less of LLVM. What does shrink it is doing it once, ahead of time, on every core: :func:`warm_up` trains
 each objective two rounds on a tiny synthetic dataset on both engines (with exact leaves where the objective
 has them, and the metrics of the evaluation), a run of objectives per worker process, filling the cache every
-later process reads. Without names it also parses a tiny SVMlight file (:func:`warm_parser`), so that the first
-command reading a ranking file does not compile the parser (about 6 s). ``make install`` runs it, so
-``make demo`` and ``make test`` start with the cache filled.
+later process reads. Without names (or named ``svmlight-parser``) it also parses a tiny SVMlight file
+(:func:`warm_parser`), so that the first command reading a ranking file does not compile the parser (about 6 s).
+``make install`` runs it, so ``make demo`` and ``make test`` start with the cache filled.
 
 It compiles the specialisations a default run uses; an objective's rarer variants (uMart's LightGBM
 arithmetic, parameters that change an argument's type) still compile on first use, and commands say so when
