@@ -106,7 +106,9 @@ def warm_up(objectives=None, *, workers: int | None = None, progress: bool = Tru
     from tqdm import tqdm
 
     if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        from .engines.openmp import usable_cores
+
+        workers = usable_cores()
     chunks = warm_up_chunks(max(1, int(workers)), objectives)
     seconds = {}
     lock = threading.Lock()

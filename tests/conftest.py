@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from plboost.engines.openmp import limit_spinning
+from plboost.engines.openmp import limit_spinning, usable_cores
 
 # The suite runs in several processes on shared cores (pytest-xdist). The engines' OpenMP threads spin up to
 # 300,000 iterations while they wait (libgomp's default), burning the time slices another worker's threads need:
@@ -18,7 +18,7 @@ limit_spinning()
 # imported; a value the user set is kept. plboost's kernel threads (Numba's count) are left as they are.
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1 and "OMP_NUM_THREADS" not in os.environ:
-    os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // _WORKERS))
+    os.environ["OMP_NUM_THREADS"] = str(max(1, usable_cores() // _WORKERS))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -29,6 +29,13 @@ SPIN_COUNT = 1000
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system reports one, else every core."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def spin_environment(environ) -> dict[str, str]:
     """The variables :func:`limit_spinning` adds to ``environ``: none where the user set one of
     ``WAIT_VARIABLES``, else ``GOMP_SPINCOUNT``."""
