@@ -101,11 +101,22 @@ def pytest_generate_tests(metafunc):
 # --------------------------------------------------------------------------------------------------
 # the pass with interpreted kernels (NUMBA_DISABLE_JIT=1, make test) is there so that coverage sees the kernels'
 # lines; pure-Python kernels under coverage are slow, so a test marked ``interpreted_once`` runs its first case
-# there (the compiled pass runs every case). docs/benchmarks.md ("The interpreted pass") has how the marked tests
+# there (the compiled pass runs every case), and a test that asks for the fixture ``interpreted`` may take fewer
+# queries there. docs/benchmarks.md ("The interpreted pass") has how the marked tests
 # were chosen: their other cases cover no kernel line the rest of that pass does not.
 
+INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT") == "1"
+
+
+@pytest.fixture(scope="session")
+def interpreted() -> bool:
+    """True in the pass with interpreted kernels: a test of many queries may take fewer there (the same kernel
+    lines), while the compiled pass runs it in full."""
+    return INTERPRETED
+
+
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+    if not INTERPRETED:
         return
     seen = set()
     skip = pytest.mark.skip(reason="interpreted_once: the compiled pass runs every case, this pass the first")

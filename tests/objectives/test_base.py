@@ -21,9 +21,9 @@ from plboost.objectives import OBJECTIVES, PLPartition, PLRank, UMart, URank, ge
 
 
 @pytest.fixture(scope="module")
-def ranking_arrays():
+def ranking_arrays(interpreted):
     rng = np.random.default_rng(0)
-    sizes = rng.integers(2, 40, size=120)
+    sizes = rng.integers(2, 40, size=30 if interpreted else 120)
     n = int(sizes.sum())
     X = rng.normal(size=(n, 6))
     labels = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(scale=0.7, size=n)), 0, 4)
