@@ -10,13 +10,15 @@ PARALLEL ?= -n auto --maxprocesses=4
 .PHONY: install demo lint test test-fast check-sdist notebooks clean
 
 # uv installs the packages: the same ones `pip install -e '.[test]'` would, in a third of pip's time on a fresh
-# 2-core machine (docs/benchmarks.md). Bytecode is compiled at install, as pip does.
+# 2-core machine (docs/benchmarks.md). Bytecode is compiled at install, as pip does, plboost's own included (an
+# editable install's is not, and with PYTHONDONTWRITEBYTECODE set every process would compile it anew).
 UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python --compile-bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv>=0.4'
 	$(UV_INSTALL) -e '.[test]'
+	$(BIN)/python -m compileall -q plboost
 	$(BIN)/plboost warm-up
 	touch $(STAMP)
 
