@@ -403,8 +403,10 @@ def _check_ks(name, ks) -> np.ndarray:
 
 
 def _check_inputs(scores, labels, offsets, group):
-    """Scores and labels as contiguous float64 arrays, and the query offsets, all checked against each other."""
-    labels = np.ascontiguousarray(check_labels(labels, max_label=None))
+    """Scores and labels as contiguous, writable float64 arrays, and the query offsets, all checked against each
+    other. The kernels are compiled for writable arrays; a read-only one (pandas 3's ``to_numpy()``, a memory map)
+    is copied, which costs far less than compiling every kernel again for it."""
+    labels = np.require(check_labels(labels, max_label=None), requirements=["C", "W"])
     n_docs = labels.shape[0]
     if (offsets is None) == (group is None):
         raise ValueError("give the query layout as exactly one of offsets= (query boundaries, n_queries + 1 "
@@ -413,7 +415,8 @@ def _check_inputs(scores, labels, offsets, group):
         offsets = offsets_from_boundaries(offsets, n_docs, name="offsets")
     else:
         offsets = offsets_from_sizes(group, n_docs, name="group")
-    scores = np.ascontiguousarray(check_scores(scores, n_docs, finite=False))  # ±inf ranks; NaN does not
+    scores = check_scores(scores, n_docs, finite=False)  # ±inf ranks; NaN does not
+    scores = np.require(scores, requirements=["C", "W"])
     if np.isnan(scores).any():
         raise ValueError(f"scores: NaN at position {int(np.flatnonzero(np.isnan(scores))[0])}; "
                          "NaN scores cannot be ranked")

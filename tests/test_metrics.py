@@ -505,3 +505,17 @@ def test_registering_refuses_what_would_be_ambiguous_or_wrong(registered_metrics
     registered_metrics("bad", lambda ranked, offsets, k: np.zeros(1))
     with pytest.raises(ValueError, match=r"metric bad: its function returned shape \(1,\), not one value per query"):
         evaluate([0.1, 0.2, 0.3], [0, 1, 0], group=[1, 2])
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="counts compiled specialisations")
+def test_read_only_inputs_give_the_same_values_and_compile_nothing_more():
+    """pandas 3's ``Series.to_numpy()`` is read-only; Numba would compile every metric kernel again for such arrays."""
+    rng = np.random.default_rng(21)
+    scores, labels, group = rng.normal(size=30), rng.integers(0, 4, size=30).astype(float), [10, 12, 8]
+    expected = evaluate(scores, labels, group=group)
+    kernels = (metrics._rank_labels_kernel, metrics._ndcg_range, metrics._err_range, metrics._ap_range)
+    compiled = [len(kernel.signatures) for kernel in kernels]
+    frozen_scores, frozen_labels = scores.copy(), labels.copy()
+    frozen_scores.flags.writeable = frozen_labels.flags.writeable = False
+    assert evaluate(frozen_scores, frozen_labels, group=group) == expected
+    assert [len(kernel.signatures) for kernel in kernels] == compiled
