@@ -46,6 +46,9 @@ REWRITES = [
     # one fold of the five where a comparison has a single dataset (several datasets have no split name in common)
     (r"plboost compare ../shared/data/MQ2008 --", "plboost compare ../shared/data/MQ2008 --folds Fold1 --",
      SHELL_LANGUAGES),
+    # and where it has several, MQ2008's Fold1 directory as the dataset (a dataset of one split, named Fold1)
+    (r"plboost compare ../shared/data/MQ2008 ../", "plboost compare ../shared/data/MQ2008/Fold1 ../",
+     SHELL_LANGUAGES),
     (r"(?m)^plboost demo$", "plboost demo --queries 100 --rounds 3", SHELL_LANGUAGES),
 ]
 
