@@ -12,6 +12,8 @@ PARALLEL ?= -n auto --maxprocesses=4
 # uv installs the packages: the same ones `pip install -e '.[test]'` would, in a third of pip's time on a fresh
 # 2-core machine (docs/benchmarks.md). Bytecode is compiled at install, as pip does, plboost's own included (an
 # editable install's is not, and with PYTHONDONTWRITEBYTECODE set every process would compile it anew).
+# uv does not read pip's configuration: behind a package mirror, set UV_INDEX_URL, or install with pip:
+# make install UV_INSTALL='.venv/bin/pip install'
 UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python --compile-bytecode
 
 $(STAMP): setup.cfg pyproject.toml
