@@ -136,9 +136,10 @@ def test_several_queries_of_different_sizes_each_get_their_own_weights(weighting
         assert losses[q] == pytest.approx(float(center), rel=1e-12, abs=1e-9)
 
 
-def _many_queries(seed, scale, n_queries=150):
+def _many_queries(seed, scale, interpreted=False):
+    """150 queries of 1 to 59 documents, with tied scores; 30 in the pass with interpreted kernels."""
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 60, size=n_queries)
+    sizes = rng.integers(1, 60, size=30 if interpreted else 150)
     offsets = np.r_[0, np.cumsum(sizes)]
     labels = rng.integers(0, 4, size=offsets[-1]).astype(float)
     scores = rng.normal(scale=scale, size=offsets[-1])
@@ -151,7 +152,7 @@ def _many_queries(seed, scale, n_queries=150):
 @pytest.mark.parametrize("top_k, n_perm", [(10, 1), (10, 3), (1, 2), (25, 4)])
 @pytest.mark.parametrize("scale", [1.0, 50.0, 1e4])
 def test_weights_all_one_are_plrank_bit_for_bit(top_k, n_perm, scale, compress, interpreted):
-    scores, labels, offsets = _many_queries(int(scale), scale, 30 if interpreted else 150)
+    scores, labels, offsets = _many_queries(int(scale), scale, interpreted)
     kwargs = dict(top_k=top_k, n_permutations=n_perm, seed=5, compress_contexts=compress)
     ones = PositionAwareListMLE(position_weights=[1.0] * top_k, **kwargs)
     plrank = PLRank(**kwargs)
@@ -167,7 +168,7 @@ def test_weights_all_one_are_plrank_bit_for_bit(top_k, n_perm, scale, compress, 
 
 @pytest.mark.parametrize("weighting", ["exponential", "dcg"])
 def test_exponential_and_dcg_weights_differ_from_plrank(weighting, interpreted):
-    scores, labels, offsets = _many_queries(1, 1.0, 30 if interpreted else 150)
+    scores, labels, offsets = _many_queries(1, 1.0, interpreted)
     plrank_grad, _ = PLRank(n_permutations=2).gradients(scores, labels, offsets)
     obj = PositionAwareListMLE(n_permutations=2, position_weights=weighting)
     grad, hess = obj.gradients(scores, labels, offsets)
@@ -219,7 +220,7 @@ def test_dcg_weights():
 
 
 def test_compressed_equals_uncompressed(interpreted):
-    scores, labels, offsets = _many_queries(4, 5.0, 30 if interpreted else 150)
+    scores, labels, offsets = _many_queries(4, 5.0, interpreted)
     kwargs = dict(top_k=10, n_permutations=6, seed=9)
     compressed, plain = PositionAwareListMLE(**kwargs), PositionAwareListMLE(compress_contexts=False, **kwargs)
     assert compressed.state(labels, offsets).compression_ratio < 0.9
@@ -234,7 +235,7 @@ def test_compressed_equals_uncompressed(interpreted):
 @pytest.mark.interpreted_once
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 50.0, 1e4, 1e30])
 def test_gradients_are_finite_and_sum_to_zero_per_query(scale, interpreted):
-    scores, labels, offsets = _many_queries(3, scale, 30 if interpreted else 150)
+    scores, labels, offsets = _many_queries(3, scale, interpreted)
     for kwargs in ({}, {"top_k": None, "n_permutations": 3}, {"position_weights": "dcg", "top_k": 1}):
         grad, hess = PositionAwareListMLE(**kwargs).gradients(scores, labels, offsets)
         assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)) and np.all(hess >= 1e-6)
