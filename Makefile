@@ -13,13 +13,14 @@ PARALLEL ?= -n auto --maxprocesses=4
 # 2-core machine (docs/benchmarks.md). Bytecode is compiled at install, as pip does, plboost's own included (an
 # editable install's is not, and with PYTHONDONTWRITEBYTECODE set every process would compile it anew).
 # uv does not read pip's configuration: behind a package mirror, set UV_INDEX_URL, or install with pip:
-# make install UV_INSTALL='.venv/bin/pip install'
+# make install UV_INSTALL='.venv/bin/pip install'. Where uv fails, pip installs the packages, and says so.
 UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python --compile-bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv>=0.4'
-	$(UV_INSTALL) -e '.[test]'
+	$(UV_INSTALL) -e '.[test]' || { echo "make: uv could not install the packages (above); pip installs them"; \
+		$(BIN)/pip install -e '.[test]'; }
 	$(BIN)/python -m compileall -q plboost
 	$(BIN)/plboost warm-up
 	touch $(STAMP)
