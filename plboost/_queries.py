@@ -85,8 +85,8 @@ class NonContiguousQueryError(ValueError):
 def check_labels(labels, *, max_label: int | None = DEFAULT_MAX_LABEL, name: str = "labels") -> np.ndarray:
     """Validate relevance labels: finite, non-negative whole numbers, at most ``max_label``.
 
-    Returns the labels as float64 (the engines' own label type). Raises ``InvalidLabelError`` (a
-    ``ValueError``) naming the first offending position.
+    Returns the labels as a writable float64 array (float64 is the engines' own label type; see :func:`writable`).
+    Raises ``InvalidLabelError`` (a ``ValueError``) naming the first offending position.
     """
     labels = np.asarray(labels, dtype=np.float64)
     if labels.ndim != 1:
@@ -106,7 +106,14 @@ def check_labels(labels, *, max_label: int | None = DEFAULT_MAX_LABEL, name: str
         i = int(np.argmax(labels))
         raise InvalidLabelError(i, labels[i], f"exceeds max_label={max_label} (LightGBM's default label_gain "
                                               "covers 0..30); raise max_label to accept it", name=name)
-    return labels
+    return writable(labels)
+
+
+def writable(array: np.ndarray) -> np.ndarray:
+    """``array``, or a copy of it where it is read-only (pandas 3's ``to_numpy()``, a memory map): Numba types
+    read-only arrays apart and would compile every kernel a second time for them (9 more specialisations for
+    PLRank's first call), which costs far more than the copy."""
+    return array if array.flags.writeable else array.copy()
 
 
 class InvalidLabelError(ValueError):
@@ -118,8 +125,8 @@ class InvalidLabelError(ValueError):
 
 
 def check_scores(scores, n_docs: int, *, name: str = "scores", finite: bool = True) -> np.ndarray:
-    """Scores as a 1-d float64 array of length ``n_docs`` (a column vector is flattened); with ``finite``,
-    NaN and infinite scores are refused."""
+    """Scores as a writable 1-d float64 array of length ``n_docs`` (a column vector is flattened; see
+    :func:`writable`); with ``finite``, NaN and infinite scores are refused."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
@@ -129,7 +136,7 @@ def check_scores(scores, n_docs: int, *, name: str = "scores", finite: bool = Tr
         i = int(np.flatnonzero(~np.isfinite(scores))[0])
         raise ValueError(f"{name}: score {scores[i]} at position {i} is not finite (the model's predictions "
                          "have diverged, or an init_score is infinite)")
-    return scores
+    return writable(scores)
 
 
 def cut_queries(offsets, rows) -> tuple[np.ndarray, np.ndarray]:

@@ -404,9 +404,8 @@ def _check_ks(name, ks) -> np.ndarray:
 
 def _check_inputs(scores, labels, offsets, group):
     """Scores and labels as contiguous, writable float64 arrays, and the query offsets, all checked against each
-    other. The kernels are compiled for writable arrays; a read-only one (pandas 3's ``to_numpy()``, a memory map)
-    is copied, which costs far less than compiling every kernel again for it."""
-    labels = np.require(check_labels(labels, max_label=None), requirements=["C", "W"])
+    other."""
+    labels = np.ascontiguousarray(check_labels(labels, max_label=None))
     n_docs = labels.shape[0]
     if (offsets is None) == (group is None):
         raise ValueError("give the query layout as exactly one of offsets= (query boundaries, n_queries + 1 "
@@ -415,8 +414,7 @@ def _check_inputs(scores, labels, offsets, group):
         offsets = offsets_from_boundaries(offsets, n_docs, name="offsets")
     else:
         offsets = offsets_from_sizes(group, n_docs, name="group")
-    scores = check_scores(scores, n_docs, finite=False)  # ±inf ranks; NaN does not
-    scores = np.require(scores, requirements=["C", "W"])
+    scores = np.ascontiguousarray(check_scores(scores, n_docs, finite=False))  # ±inf ranks; NaN does not
     if np.isnan(scores).any():
         raise ValueError(f"scores: NaN at position {int(np.flatnonzero(np.isnan(scores))[0])}; "
                          "NaN scores cannot be ranked")

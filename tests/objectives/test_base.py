@@ -7,6 +7,7 @@ The generic tests take every registered objective from the ``objective_class`` a
 
 import copy
 import inspect
+import os
 import pickle
 import typing
 
@@ -495,3 +496,26 @@ def test_the_engines_and_the_ranker_say_pass_an_instance():
         train("lightgbm", PLRank, data, rounds=1)
     with pytest.raises(TypeError, match=r"^PLRank is a class: pass an instance, PLRank\(\)$"):
         Ranker(PLRank, n_estimators=1).fit(data.X, data.labels, group=data.group_sizes)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="counts compiled specialisations")
+def test_read_only_scores_and_labels_give_the_same_gradients_and_compile_nothing_more():
+    """pandas 3's ``Series.to_numpy()`` is read-only; Numba would compile an objective's kernels again for it."""
+    import gc
+
+    from numba.core.registry import CPUDispatcher
+
+    def specialisations():
+        return sum(len(o.signatures) for o in gc.get_objects() if isinstance(o, CPUDispatcher))
+
+    rng = np.random.default_rng(8)
+    scores, labels, offsets = rng.normal(size=60), rng.integers(0, 4, size=60).astype(float), np.array([0, 20, 45, 60])
+    frozen_scores, frozen_labels = scores.copy(), labels.copy()
+    frozen_scores.flags.writeable = frozen_labels.flags.writeable = False
+    for name in OBJECTIVES:
+        expected = get_objective(name).gradients(scores, labels, offsets)
+        compiled = specialisations()
+        got = get_objective(name).gradients(frozen_scores, frozen_labels, offsets)
+        assert specialisations() == compiled, name
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b)
