@@ -26,14 +26,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+#: the item of a warm-up that is not an objective: the SVMlight/LETOR parser's kernels (:func:`warm_parser`)
+PARSER = "svmlight-parser"
+
 #: seconds each objective's first call compiled on a loaded 2-core machine (2026-11-27), in an order that puts
 #: objectives sharing kernels side by side (PL-Rank-3, YetiRank: the draws; PLRank, PA-ListMLE: the contexts;
 #: PL-Partition, PL-LB: the partitions; uMart, LambdaLoss: the lambda pairs), so that one worker compiles them
 _COMPILE_SECONDS = {"pl_rank3": 39, "yetirank": 22, "plrank": 27, "pa_listmle": 7, "pl_partition": 37, "pl_lb": 9,
-                    "umart": 23, "lambdaloss": 13, "urank": 13, "listnet": 9, "svmlight-parser": 12}
-
-#: the item of a warm-up that is not an objective: the SVMlight/LETOR parser's kernels (:func:`warm_parser`)
-PARSER = "svmlight-parser"
+                    "umart": 23, "lambdaloss": 13, "urank": 13, "listnet": 9, PARSER: 12}
 
 
 def warm_up_chunks(workers: int, objectives=None) -> list[list[str]]:
