@@ -177,11 +177,13 @@ def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, disco
                 a = ranked[t]
                 b = ranked[u]
                 difference = labels[lo + a] - labels[lo + b]
-                if difference > 0.0:
-                    _add_pair(scores, lo, a, b, decays[t] * difference * scale, expo, pair_weight_hessian, g_sum, h_sum)
-                elif difference < 0.0:
-                    _add_pair(scores, lo, b, a, decays[t] * -difference * scale, expo, pair_weight_hessian, g_sum,
-                              h_sum)
+                # no branch on the labels, which a sampled ranking orders at random: a pair of equal labels adds
+                # c = 0 (the loop takes a third less time than when it skips such pairs; issue 39)
+                higher_first = difference > 0.0
+                h = a if higher_first else b
+                l = b if higher_first else a
+                c = decays[t] * abs(difference) * scale
+                _add_pair(scores, lo, h, l, c, expo, pair_weight_hessian, g_sum, h_sum)
         return
     first_relevant = n
     second_relevant = n
