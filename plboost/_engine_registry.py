@@ -75,8 +75,6 @@ class Engine:
     dask: ClassVar[bool]
     #: whether it trains on :class:`~plboost.data.OutOfCoreData` (features on disk, read in batches)
     out_of_core: ClassVar[bool]
-    #: whether the library ships its own OpenMP runtime, whose idle threads spin against Numba's
-    own_openmp: ClassVar[bool] = False
     #: the extra of plboost that installs an optional engine (``pip install 'plboost[<extra>]'``); None: a dependency
     extra: ClassVar[str | None] = None
     #: whether parameters the library does not know are refused (it would only warn)
@@ -340,7 +338,6 @@ class XGBoost(Engine):
     exact_leaves = False
     dask = True
     out_of_core = True
-    own_openmp = True
     set_by_plboost = MappingProxyType({"objective": "objective", "eval_metric": "metric", "num_boost_round": "rounds",
                                        "n_estimators": "rounds", "early_stopping_rounds": "early_stopping",
                                        "ndcg_exp_gain": "metric_gain"})

@@ -39,7 +39,6 @@ import tempfile
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -324,13 +323,9 @@ def query_ranges(offsets: np.ndarray, n_ranges: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(cuts)]
 
 
-#: this thread's cap on :func:`kernel_threads` (:func:`at_most_threads`)
-_thread_cap = threading.local()
-
-
 def kernel_threads() -> int:
     """The threads plboost's kernels may use: Numba's thread count (``NUMBA_NUM_THREADS``, or what
-    ``numba.set_num_threads`` set for this thread), at most :func:`at_most_threads`'s cap.
+    ``numba.set_num_threads`` set for this thread).
 
     Read without starting Numba's threading layer, which plboost's own threads do not need: started, the layer
     sets its OpenMP runtime's thread count to ``NUMBA_NUM_THREADS``, and on Linux that runtime (the system's
@@ -342,19 +337,7 @@ def kernel_threads() -> int:
 
     started = getattr(parallel, "_is_initialized", True)  # True (ask Numba) should a later Numba rename it
     count = numba.get_num_threads() if started else numba.config.NUMBA_NUM_THREADS
-    cap = getattr(_thread_cap, "threads", None)
-    return max(1, count if cap is None else min(count, cap))
-
-
-@contextmanager
-def at_most_threads(n: int):
-    """Kernels called on this thread inside the block use at most ``n`` threads."""
-    previous = getattr(_thread_cap, "threads", None)
-    _thread_cap.threads = n if previous is None else min(n, previous)
-    try:
-        yield
-    finally:
-        _thread_cap.threads = previous
+    return max(1, count)
 
 
 def thread_count(n_docs: int) -> int:

@@ -30,7 +30,7 @@ import numpy as np
 from .._constraints import Real, check_params
 from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
-from .._jit import at_most_threads, kernel, over_queries, run_in_threads, thread_count
+from .._jit import kernel, over_queries, run_in_threads, thread_count
 from .._numerics import stable_argsort
 from .._values import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
@@ -438,17 +438,8 @@ class RankingObjective(metaclass=_ObjectiveClass):
     # ----------------------------------------------------------------------------------------------
     # engine adapters
     def __call__(self, preds, data):
-        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``.
-
-        Under XGBoost the kernels run on one thread: XGBoost ships its own OpenMP runtime, whose idle
-        threads keep spinning while the kernels' threads work, and the two then fight over the cores.
-        Measured on 2 cores (MQ2008 Fold1, 100 rounds): 1.76 s with two kernel threads, 0.68 s with one,
-        0.63 s for XGBoost's own rank:ndcg.
-        """
+        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``."""
         query_data, weights = self._query_data_of(data)
-        if self._engine_of(data).own_openmp:
-            with at_most_threads(1):
-                return self._compute(preds, query_data, weights)
         return self._compute(preds, query_data, weights)
 
     def sklearn(self) -> SklearnObjective:
