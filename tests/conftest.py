@@ -101,8 +101,8 @@ def pytest_generate_tests(metafunc):
 # --------------------------------------------------------------------------------------------------
 # the pass with interpreted kernels (NUMBA_DISABLE_JIT=1, make test) is there so that coverage sees the kernels'
 # lines; pure-Python kernels under coverage are slow, so a test marked ``interpreted_once`` runs its first case
-# there (the compiled pass runs every case), and a test that asks for the fixture ``interpreted`` may take fewer
-# queries there. docs/benchmarks.md ("The interpreted pass") has how the marked tests were chosen: their other
+# there (the compiled pass runs every case), one marked ``compiled_only(reason)`` is skipped there, and a test that
+# asks for the fixture ``interpreted`` may take fewer queries there. docs/benchmarks.md ("The interpreted pass") has how the marked tests were chosen: their other
 # cases cover no kernel line the rest of that pass does not.
 
 INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT") == "1"
@@ -121,6 +121,8 @@ def pytest_collection_modifyitems(config, items):
     seen = set()
     skip = pytest.mark.skip(reason="interpreted_once: the compiled pass runs every case, this pass the first")
     for item in items:
+        if (marker := item.get_closest_marker("compiled_only")) is not None:
+            item.add_marker(pytest.mark.skip(reason=marker.args[0]))
         if item.get_closest_marker("interpreted_once") is None:
             continue
         function = item.nodeid.split("[", 1)[0]

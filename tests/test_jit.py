@@ -305,7 +305,7 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no cache without compilation")
+@pytest.mark.compiled_only("no cache without compilation")
 def test_a_damaged_cache_entry_is_compiled_again_with_one_warning(tmp_path):
     """A .nbi or .nbc file cut in half raised UnpicklingError at every call of every command: now the kernel is
     compiled again, the entry rewritten, and one warning says so."""

@@ -507,7 +507,7 @@ def test_registering_refuses_what_would_be_ambiguous_or_wrong(registered_metrics
         evaluate([0.1, 0.2, 0.3], [0, 1, 0], group=[1, 2])
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="counts compiled specialisations")
+@pytest.mark.compiled_only("counts compiled specialisations")
 def test_read_only_inputs_give_the_same_values_and_compile_nothing_more():
     """pandas 3's ``Series.to_numpy()`` is read-only; Numba would compile every metric kernel again for such arrays."""
     rng = np.random.default_rng(21)

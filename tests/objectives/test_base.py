@@ -7,7 +7,6 @@ The generic tests take every registered objective from the ``objective_class`` a
 
 import copy
 import inspect
-import os
 import pickle
 import typing
 
@@ -498,7 +497,7 @@ def test_the_engines_and_the_ranker_say_pass_an_instance():
         Ranker(PLRank, n_estimators=1).fit(data.X, data.labels, group=data.group_sizes)
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="counts compiled specialisations")
+@pytest.mark.compiled_only("counts compiled specialisations")
 def test_read_only_scores_and_labels_give_the_same_gradients_and_compile_nothing_more():
     """pandas 3's ``Series.to_numpy()`` is read-only; Numba would compile an objective's kernels again for it."""
     import gc

@@ -5,7 +5,6 @@ every registered objective (copies, threads, the hessian floor, zero sums, permu
 
 import itertools
 import math
-import os
 
 import lightgbm as lgb
 import mpmath
@@ -137,8 +136,7 @@ CONFIGURATIONS = [
 N_SEEDS = 2000
 #: the statistical tests draw N_SEEDS x 40 rankings per query: minutes with the kernels interpreted, so the pass
 #: with NUMBA_DISABLE_JIT (for coverage) leaves them to the compiled pass; the tests below it run the same lines
-compiled_only = pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
-                                   reason="N_SEEDS calls: the compiled pass runs them; the same lines run below")
+compiled_only = pytest.mark.compiled_only("N_SEEDS calls: the compiled pass runs them; the same lines run below")
 
 
 def _flat(queries):

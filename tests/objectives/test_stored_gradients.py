@@ -20,7 +20,6 @@ routines, whose last bits differ.
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def _digests() -> dict[str, str]:
     return digests
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="compiled kernels only (module docstring)")
+@pytest.mark.compiled_only("compiled kernels only (module docstring)")
 def test_gradients_are_bit_identical_to_the_stored_ones():
     stored = json.loads(STORED.read_text())
     now = _digests()
@@ -76,7 +75,7 @@ def test_gradients_are_bit_identical_to_the_stored_ones():
     assert not changed, f"gradients changed for {changed}"
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="compiled kernels only (module docstring)")
+@pytest.mark.compiled_only("compiled kernels only (module docstring)")
 def test_plranks_losses_are_within_1e_13_of_those_before_the_vectorised_exponential():
     stored = np.load(STORED.with_name("plrank_losses_before_vectorized_exp.npz"))
     for dataset, arguments in DATASETS.items():

@@ -5,7 +5,6 @@ Plackett-Luce model and independently drawn logistic noise, and its draws, edges
 
 import itertools
 import math
-import os
 
 import mpmath
 import numpy as np
@@ -125,8 +124,7 @@ def test_pair_weight_hessians_are_the_pair_weights():
 
 #: thousands of calls: seconds compiled, minutes interpreted, so the pass with NUMBA_DISABLE_JIT (for coverage)
 #: leaves them to the compiled pass; the same lines run in the tests above
-compiled_only = pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
-                                   reason="thousands of calls: the compiled pass runs them")
+compiled_only = pytest.mark.compiled_only("thousands of calls: the compiled pass runs them")
 
 
 @compiled_only
