@@ -102,8 +102,9 @@ def pytest_generate_tests(metafunc):
 # the pass with interpreted kernels (NUMBA_DISABLE_JIT=1, make test) is there so that coverage sees the kernels'
 # lines; pure-Python kernels under coverage are slow, so a test marked ``interpreted_once`` runs its first case
 # there (the compiled pass runs every case), one marked ``compiled_only(reason)`` is skipped there, and a test that
-# asks for the fixture ``interpreted`` may take fewer queries there. docs/benchmarks.md ("The interpreted pass") has how the marked tests were chosen: their other
-# cases cover no kernel line the rest of that pass does not.
+# asks for the fixture ``interpreted`` may take fewer queries there. docs/benchmarks.md ("The interpreted pass")
+# has how the ``interpreted_once`` tests were chosen: their other cases cover no kernel line the rest of that pass
+# does not.
 
 INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 
