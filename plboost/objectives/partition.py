@@ -109,6 +109,11 @@ _NEWTON_STOP = 0.3
 _MAX_NODES = 100_000
 _FINEST_STEP = 1e-3
 
+#: the quadrature's steps pad their documents to a multiple of this many (AVX2's doubles per vector): the
+#: vectorised loop of ``_evaluate`` then has no scalar remainder, which cost as much as a vector iteration
+#: per left-over document (on 3-15 documents, a multiple of 4 was 10-30% faster per evaluation)
+_LANES = 4
+
 #: for ``_evaluate`` only: sums over documents may be reassociated (so that LLVM vectorises the loop) and
 #: multiply-adds fused; nothing about NaN or infinities is assumed
 _VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
@@ -128,6 +133,9 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
     run of ``_RUN`` factors but the last, whose product is returned (one partition of up to ``_RUN``
     documents takes no log); h = e^{-x} / p(x) or x e^{-x} / (1 - e^{-x}); c = x h'(x) = h - x h - h^2 and
     x c'(x) = c (1 - x - 2 h) - x h give ψ'' and ψ'''.
+
+    ``n`` may count padding past the step's documents (``_LANES``): an entry with a_i = 0 and
+    log a_i = -inf adds nothing to any sum, and 0 to ``terms_h`` and ``terms_xh``.
     """
     log_part = z - t
     product = 1.0
@@ -141,7 +149,8 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
             log_part += np.log(product)
             product = 1.0
         stop = min(start + _RUN, n)
-        for i in range(start, stop):
+        for j in range(start, stop):
+            i = np.uint64(j)  # unsigned: no negative-index wraparound in the vectorised loop
             x = min(a[i] * t, _X_CAP)
             large = x > _SERIES_END
             y = x * (1.0 / 128.0) if large else x
@@ -158,9 +167,10 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
             factor = 1.0 - e if large else p
             product *= factor
             log_x = log_a[i] + z  # loaded here and unconditionally, or LLVM does not vectorise the loop
-            log_part += 0.0 if large else log_x
+            padding = log_x == -np.inf
+            log_part += 0.0 if large or padding else log_x
             h = (x * e if large else small_exp) / factor
-            h = 0.0 if x == _X_CAP else h  # beyond the cap every term is below 1e-15: none at all
+            h = 0.0 if x == _X_CAP or padding else h  # beyond the cap every term is below 1e-15: none at all
             xh = x * h
             c = h - xh - h * h
             sum_h += h
@@ -203,8 +213,9 @@ def _cluster_step(step, weight, mass, x, level):
 
 
 @helper
-def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
-    """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target}.
+def _partition_step(log_a, a, n, lanes, target, g, d, terms_h, terms_xh):
+    """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target};
+    ``a[n:lanes]`` and ``log_a[n:lanes]`` are padding (0 and -inf, see ``_evaluate``).
 
     Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``terms_h`` and
     ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log. Newton's
@@ -243,7 +254,7 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
     center_h = 0.0
     while True:
         log_part, product, slope, curvature, third, sum_h, sum_c, cluster, cluster_x = _evaluate(
-            z, t, a, log_a, n, terms_h, terms_xh)
+            z, t, a, log_a, lanes, terms_h, terms_xh)
         evaluations += 1
         if newton:
             if slope > 0.0:
@@ -270,9 +281,8 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
             step = sigma * gauss * (1.0 + _STEP_A * gamma) / (1.0 + _STEP_B * gamma + quadratic * gamma * gamma)
             ratio = np.exp(step)
             finer = step
-            for i in range(n):
-                g[i] = 0.0
-                d[i] = 0.0
+            g[:lanes] = 0.0
+            d[:lanes] = 0.0
         nodes += 1
         weight = np.exp(log_part - peak) * product
         if k == 0:
@@ -281,7 +291,8 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
         first += weight * (sum_h - center_h)
         second += weight * (sum_h - center_h) ** 2
         mean_c += weight * sum_c
-        for i in range(n):
+        for j in range(lanes):
+            i = np.uint64(j)
             g[i] += weight * terms_h[i]
             d[i] += weight * terms_xh[i]
         if weight > reach and abs(curvature) < closer_look * step * abs(third) and cluster > 0.0:
@@ -300,9 +311,8 @@ def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
             first = 0.0
             second = 0.0
             mean_c = 0.0
-            for i in range(n):
-                g[i] = 0.0
-                d[i] = 0.0
+            g[:lanes] = 0.0
+            d[:lanes] = 0.0
             continue
         side_done = slope * direction < 0.0 and weight < reach * min(1.0, abs(slope) * step)
         if side_done or not weight >= 0.0 or nodes >= _MAX_NODES:
@@ -454,12 +464,12 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
                                                                                                   offsets)
     coef_h = np.empty(widest)
     coef_h_plus_phi = np.empty(widest)
-    log_a = np.empty(widest)
-    a = np.empty(widest)
-    g = np.empty(widest)
-    d = np.empty(widest)
-    terms_h = np.empty(widest)
-    terms_xh = np.empty(widest)
+    log_a = np.empty(widest + _LANES)
+    a = np.empty(widest + _LANES)
+    g = np.empty(widest + _LANES)
+    d = np.empty(widest + _LANES)
+    terms_h = np.empty(widest + _LANES)
+    terms_xh = np.empty(widest + _LANES)
     for q in range(first, end):
         lo = offsets[q]
         hi = offsets[q + 1]
@@ -493,7 +503,10 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             if size == 2:
                 log_p, phi = _pair_step(log_a[0], log_a[1], g, d)
             else:
-                log_p, phi, count = _partition_step(log_a, a, size, target, g, d, terms_h, terms_xh)
+                lanes = -(-size // _LANES) * _LANES
+                log_a[size:lanes] = -np.inf
+                a[size:lanes] = 0.0
+                log_p, phi, count = _partition_step(log_a, a, size, lanes, target, g, d, terms_h, terms_xh)
                 evaluations[q] += count * size
             losses[q] -= log_p
             total_h = 0.0
