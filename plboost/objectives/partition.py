@@ -111,11 +111,11 @@ _FINEST_STEP = 1e-3
 
 #: the quadrature's steps pad their documents to a multiple of this many (AVX2's doubles per vector): the
 #: vectorised loop of ``_evaluate`` then has no scalar remainder, which cost as much as a vector iteration
-#: per left-over document (on 3-15 documents, a multiple of 4 was 10-30% faster per evaluation)
+#: per left-over document (on 3-15 documents, padded evaluations were up to 30% faster)
 _LANES = 4
 
-#: for ``_evaluate`` only: sums over documents may be reassociated (so that LLVM vectorises the loop) and
-#: multiply-adds fused; nothing about NaN or infinities is assumed
+#: for the loops over documents that LLVM should vectorise (``_evaluate``, ``_partition_scores``): sums may be
+#: reassociated and multiply-adds fused; nothing about NaN or infinities is assumed
 _VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
 
 
@@ -128,9 +128,9 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
 
     No transcendental function per document: with x = a_i t and y = x (x <= 0.3125) or x / 128, the
     series p(y) = (1 - e^{-y}) / y gives e^{-y} = 1 - y p(y), and e^{-x} follows by seven squarings
-    (relative error below 2e-14). p is summed by Estrin's scheme (pairs of terms, combined with y^2, y^4
-    and y^8), whose chain of dependent operations is a third of Horner's: the loop is bound by that chain,
-    not by the arithmetic (3-6% of PL-Partition's call). Then log(1 - e^{-x}) = log x + log p(x) below 0.3125, with
+    (relative error below 2e-14); p is summed by Estrin's scheme (pairs of terms, combined with y^2, y^4
+    and y^8), whose chain of dependent operations is a third of Horner's, in a loop bound by such chains
+    (3-6% of PL-Partition's call). Then log(1 - e^{-x}) = log x + log p(x) below 0.3125, with
     log x = log_a_i + z exact, and log(1 - e^{-x}) above, summed as the log of their product, one log per
     run of ``_RUN`` factors but the last, whose product is returned (one partition of up to ``_RUN``
     documents takes no log); h = e^{-x} / p(x) or x e^{-x} / (1 - e^{-x}); c = x h'(x) = h - x h - h^2 and
@@ -221,9 +221,10 @@ def _partition_step(log_a, a, n, lanes, target, g, d, terms_h, terms_xh):
     """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target};
     ``a[n:lanes]`` and ``log_a[n:lanes]`` are padding (0 and -inf, see ``_evaluate``).
 
-    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``terms_h`` and
-    ``terms_xh`` are scratch of length n. One exponential per node (its weight), no log. Newton's
-    iterations and the nodes share one call of ``_evaluate`` (each call site is compiled anew).
+    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``g``, ``d``,
+    ``terms_h`` and ``terms_xh`` have room for ``lanes`` (the last two are scratch). One exponential per
+    node (its weight), no log. Newton's iterations and the nodes share one call of ``_evaluate`` (each
+    call site is compiled anew).
     """
     count_small = 0.0
     sum_small = 0.0
