@@ -217,15 +217,17 @@ def _cluster_step(step, weight, mass, x, level):
 
 
 @helper
-def _partition_step(log_a, a, n, lanes, target, g, d, terms_h, terms_xh):
-    """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target};
-    ``a[n:lanes]`` and ``log_a[n:lanes]`` are padding (0 and -inf, see ``_evaluate``).
+def _partition_step(log_a, a, n, target, g, d, terms_h, terms_xh):
+    """Quadrature of one step with weights ``a[:n]`` = e^``log_a[:n]`` (n >= 2), for error about e^{-target}.
 
-    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). ``g``, ``d``,
-    ``terms_h`` and ``terms_xh`` have room for ``lanes`` (the last two are scratch). One exponential per
-    node (its weight), no log. Newton's iterations and the nodes share one call of ``_evaluate`` (each
-    call site is compiled anew).
+    Writes G_i and D_i to ``g`` and ``d`` and returns (log P, Φ, evaluations of ψ). Every array has room for
+    n rounded up to a multiple of ``_LANES``: ``a`` and ``log_a`` are padded there (0 and -inf, see
+    ``_evaluate``), ``terms_h`` and ``terms_xh`` are scratch. One exponential per node (its weight), no log.
+    Newton's iterations and the nodes share one call of ``_evaluate`` (each call site is compiled anew).
     """
+    lanes = -(-n // _LANES) * _LANES
+    log_a[n:lanes] = -np.inf
+    a[n:lanes] = 0.0
     count_small = 0.0
     sum_small = 0.0
     for i in range(n):
@@ -509,10 +511,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             if size == 2:
                 log_p, phi = _pair_step(log_a[0], log_a[1], g, d)
             else:
-                lanes = -(-size // _LANES) * _LANES
-                log_a[size:lanes] = -np.inf
-                a[size:lanes] = 0.0
-                log_p, phi, count = _partition_step(log_a, a, size, lanes, target, g, d, terms_h, terms_xh)
+                log_p, phi, count = _partition_step(log_a, a, size, target, g, d, terms_h, terms_xh)
                 evaluations[q] += count * size
             losses[q] -= log_p
             total_h = 0.0
