@@ -55,7 +55,7 @@ sums over the partition add up n_S errors):
 On MSLR-like data (``scripts/_bench_partition.py``) this takes 21 terms (node, document) per document of
 S, against 36 for the former rule (a trapezoid over a tanh map, mode to 1e-12, tangent tail bounds at
 e^{-36}), with errors below 1e-9 where the former one reached 3e-8 (``scripts/partition_accuracy.py``).
-Each term costs a degree-11 series and seven squarings in a vectorised loop (``_evaluate``), no
+Each term costs a polynomial of degree 8 and seven squarings in a vectorised loop (``_evaluate``), no
 transcendental function; each node one exponential. Partitions of one and two documents are exact in
 closed form (the latter took 39 terms per document by quadrature). Per query, one exponential per
 document (``_partition_scores``) serves the log-sum-exps, the R documents' closed-form terms, collected
@@ -93,11 +93,12 @@ _X_CAP = 40.0
 #: the logs of the integrand's factors are summed as the log of their product, this many at a time (each
 #: factor is at least 1 - e^{-0.3125} = 0.27, so a product stays above 1e-73)
 _RUN = 128
-# p(y) = (1 - e^{-y}) / y = Σ_k (-y)^k / (k + 1)!, to k = 11: the first term left out is below 1.4e-16 p
-# for y <= 0.3125
-_P0, _P1, _P2, _P3 = 1.0, -1.0 / 2, 1.0 / 6, -1.0 / 24
-_P4, _P5, _P6, _P7 = 1.0 / 120, -1.0 / 720, 1.0 / 5040, -1.0 / 40320
-_P8, _P9, _P10, _P11 = 1.0 / 362880, -1.0 / 3628800, 1.0 / 39916800, -1.0 / 479001600
+# p(y) = (1 - e^{-y}) / y on [0, 0.3125] by its interpolant of degree 8 at the 9 Chebyshev points of the
+# interval (solved at 40 digits, rounded; tests/objectives/test_partition.py solves it again): within 1.2e-16
+# of p as a polynomial, 3.5e-16 as summed in float64, where Taylor's series needs degree 11 for 1.4e-16
+_P0, _P1, _P2 = 1.0, -0.49999999999997274, 0.1666666666643367
+_P3, _P4, _P5 = -0.041666666589987064, 0.008333332067885404, -0.001388877139426615
+_P6, _P7, _P8 = 0.00019834844772456697, -2.4595763295566002e-05, 2.3956550714539414e-06
 
 #: the step-size fit g(γ) (module docstring) and the Gumbel alias error's extra log-factor
 _STEP_A = 3.538
@@ -127,10 +128,10 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
     in ``terms_h`` and ``terms_xh``.
 
     No transcendental function per document: with x = a_i t and y = x (x <= 0.3125) or x / 128, the
-    series p(y) = (1 - e^{-y}) / y gives e^{-y} = 1 - y p(y), and e^{-x} follows by seven squarings
-    (relative error below 2e-14); p is summed by Estrin's scheme (pairs of terms, combined with y^2, y^4
-    and y^8), whose chain of dependent operations is a third of Horner's, in a loop bound by such chains
-    (3-6% of PL-Partition's call). Then log(1 - e^{-x}) = log x + log p(x) below 0.3125, with
+    polynomial p(y) ≈ (1 - e^{-y}) / y (``_P0``...``_P8``) gives e^{-y} = 1 - y p(y), and e^{-x} follows by
+    seven squarings (relative error below 2e-14); p is summed by Estrin's scheme (pairs of terms, combined
+    with y^2 and y^4, and the last term with y^8), whose chain of dependent operations is a third of
+    Horner's. Then log(1 - e^{-x}) = log x + log p(x) below 0.3125, with
     log x = log_a_i + z exact, and log(1 - e^{-x}) above, summed as the log of their product, one log per
     run of ``_RUN`` factors but the last, whose product is returned (one partition of up to ``_RUN``
     documents takes no log); h = e^{-x} / p(x) or x e^{-x} / (1 - e^{-x}); c = x h'(x) = h - x h - h^2 and
@@ -159,7 +160,7 @@ def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
             y2 = y * y
             y4 = y2 * y2
             p = (((_P0 + _P1 * y) + (_P2 + _P3 * y) * y2) + ((_P4 + _P5 * y) + (_P6 + _P7 * y) * y2) * y4
-                 + ((_P8 + _P9 * y) + (_P10 + _P11 * y) * y2) * (y4 * y4))
+                 + _P8 * (y4 * y4))
             small_exp = 1.0 - y * p  # e^{-y}
             e = small_exp * small_exp
             e = e * e
