@@ -382,20 +382,28 @@ def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top,
     """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
     ``shifted[t] = e^{s_t - top[m]}`` for its documents, and ``below[m]`` = log Σ e^s over partitions
     m, m + 1, ..., M - 1 (``below[M]`` = -inf): the one exponential per document of the query, by
-    ``exp_vectorizable`` in a loop that LLVM vectorises (libm's ``exp`` is a call per document)."""
-    for t in range(starts[n_parts]):
-        ordered[t] = scores[lo + order[t]]
+    ``exp_vectorizable`` in one loop over the whole query that LLVM vectorises (libm's ``exp`` is a call per
+    document; a loop per partition left each partition's last few documents to a scalar remainder).
+    Indices are unsigned: no negative-index wraparound, which kept these loops scalar."""
+    for m in range(n_parts):
+        biggest = -np.inf
+        for j in range(starts[m], starts[m + 1]):
+            t = np.uint64(j)
+            ordered[t] = scores[np.uint64(lo + order[t])]
+            biggest = max(biggest, ordered[t])
+        top[m] = biggest
+        for j in range(starts[m], starts[m + 1]):
+            t = np.uint64(j)
+            shifted[t] = ordered[t] - biggest
+    for j in range(starts[n_parts]):
+        t = np.uint64(j)
+        shifted[t] = exp_vectorizable(shifted[t])
     below[n_parts] = -np.inf
     for m in range(n_parts - 1, -1, -1):
-        biggest = -np.inf
-        for t in range(starts[m], starts[m + 1]):
-            biggest = max(biggest, ordered[t])
         total = 0.0
-        for t in range(starts[m], starts[m + 1]):
-            shifted[t] = exp_vectorizable(ordered[t] - biggest)
-            total += shifted[t]
-        top[m] = biggest
-        below[m] = logaddexp(below[m + 1], biggest + np.log(total))
+        for j in range(starts[m], starts[m + 1]):
+            total += shifted[np.uint64(j)]
+        below[m] = logaddexp(below[m + 1], top[m] + np.log(total))
 
 
 @helper
