@@ -112,6 +112,14 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
     return rows
 
 
+def positive_int(text: str) -> int:
+    """argparse type of counts that must be at least 1 (0 would otherwise read as 'not given')."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text}")
+    return value
+
+
 def print_table(rows: list[dict]) -> None:
     """Rows as a Markdown table (bench.py prints its sections with it too)."""
     columns = list(rows[0])
@@ -125,10 +133,13 @@ def print_table(rows: list[dict]) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
-    parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement (5)")
-    parser.add_argument("--threads", type=int, default=None, help="Numba threads (default: Numba's)")
+    parser.add_argument("--repeats", type=positive_int, default=None, help="alternated runs per measurement (5)")
+    parser.add_argument("--threads", type=positive_int, default=None,
+                        help=f"Numba threads, at most {numba.config.NUMBA_NUM_THREADS} here (default: Numba's)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     args = parser.parse_args(argv)
+    if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
+        parser.error(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {args.threads}")
     if args.threads:
         numba.set_num_threads(args.threads)
     print(f"# PL-Partition: {numba.get_num_threads()} threads, {args.clock} clock\n")

@@ -34,13 +34,31 @@ BENCH_GROUPS = {
 }
 
 
-def test_the_bench_groups_cover_every_section():
+def _load_script(name):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("bench", SCRIPTS / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    assert sorted(name for group in BENCH_GROUPS for name in group) == sorted(bench.SECTIONS)
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_groups_cover_every_section():
+    assert sorted(name for group in BENCH_GROUPS for name in group) == sorted(_load_script("bench.py").SECTIONS)
+
+
+@pytest.mark.parametrize("name, args, named", [
+    ("bench.py", ["--repeats", "0"], "--repeats"),
+    ("_bench_partition.py", ["--repeats", "0"], "--repeats"),
+    ("_bench_partition.py", ["--threads", "0"], "--threads"),
+    ("_bench_partition.py", ["--threads", "100000"], "--threads"),
+])
+def test_the_benchmarks_refuse_counts_they_would_not_honour(name, args, named, capsys):
+    """0 used to read as 'not given' (the default ran instead) and too many threads ended in Numba's traceback."""
+    with pytest.raises(SystemExit) as exited:
+        _load_script(name).main(args)
+    assert exited.value.code == 2
+    assert named in capsys.readouterr().err
 
 
 @pytest.mark.engine
