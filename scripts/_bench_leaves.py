@@ -22,6 +22,7 @@ import statistics
 import time
 from contextlib import contextmanager
 
+from plboost.cli import _positive_int  # counts of at least 1: 0 would read as 'not given'
 from plboost.data import make_synthetic
 from plboost.objectives import PLRank
 
@@ -139,8 +140,8 @@ def leaf_rows(n_queries: int, rounds: int, repeats: int, *, threads: int | None 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
-    parser.add_argument("--repeats", type=int, default=None, help="alternated runs per measurement")
-    parser.add_argument("--threads", type=int, default=None, help="LightGBM's and Numba's threads")
+    parser.add_argument("--repeats", type=_positive_int, default=None, help="alternated runs per measurement")
+    parser.add_argument("--threads", type=_positive_int, default=None, help="LightGBM's and Numba's threads")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall-clock or process CPU time")
     parser.add_argument("--valid-queries", type=int, default=0, help="validation data of that many queries")
     args = parser.parse_args(argv)

@@ -28,6 +28,7 @@ import time
 import numba
 import numpy as np
 
+from plboost.cli import _positive_int  # counts of at least 1: 0 would read as 'not given'
 from plboost.data import make_synthetic
 from plboost.objectives import PLLowerBound, PLPartition, PLRank
 from plboost.objectives._base import QueryData
@@ -112,14 +113,6 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
     return rows
 
 
-def positive_int(text: str) -> int:
-    """argparse type of counts that must be at least 1 (0 would otherwise read as 'not given')."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text}")
-    return value
-
-
 def print_table(rows: list[dict]) -> None:
     """Rows as a Markdown table (bench.py prints its sections with it too)."""
     columns = list(rows[0])
@@ -133,8 +126,8 @@ def print_table(rows: list[dict]) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
-    parser.add_argument("--repeats", type=positive_int, default=None, help="alternated runs per measurement (5)")
-    parser.add_argument("--threads", type=positive_int, default=None,
+    parser.add_argument("--repeats", type=_positive_int, default=None, help="alternated runs per measurement (5)")
+    parser.add_argument("--threads", type=_positive_int, default=None,
                         help=f"Numba threads, at most {numba.config.NUMBA_NUM_THREADS} here (default: Numba's)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     args = parser.parse_args(argv)

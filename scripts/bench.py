@@ -47,12 +47,13 @@ import time
 import numba
 import numpy as np
 
+from plboost.cli import _positive_int  # counts of at least 1: 0 would read as 'not given'
 from plboost.data import make_synthetic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
 from _bench_parser import parser_rows  # noqa: E402
-from _bench_partition import partition_rows, positive_int, print_table  # noqa: E402
+from _bench_partition import partition_rows, print_table  # noqa: E402
 from plboost.objectives import OBJECTIVES, PLRank, UMart
 
 
@@ -502,7 +503,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="tiny sizes, to check that the code runs")
-    parser.add_argument("--repeats", type=positive_int, default=None, help="alternated runs per measurement")
+    parser.add_argument("--repeats", type=_positive_int, default=None, help="alternated runs per measurement")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to run")
     parser.add_argument("--objectives", nargs="+", choices=tuple(OBJECTIVES), default=tuple(OBJECTIVES),
                         help="rounds and xgboost-rounds: these registered objectives (default: all) against the "

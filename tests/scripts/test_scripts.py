@@ -52,6 +52,8 @@ def test_the_bench_groups_cover_every_section():
     ("_bench_partition.py", ["--repeats", "0"], "--repeats"),
     ("_bench_partition.py", ["--threads", "0"], "--threads"),
     ("_bench_partition.py", ["--threads", "100000"], "--threads"),
+    ("_bench_leaves.py", ["--repeats", "0"], "--repeats"),
+    ("_bench_leaves.py", ["--threads", "0"], "--threads"),
 ])
 def test_the_benchmarks_refuse_counts_they_would_not_honour(name, args, named, capsys):
     """0 used to read as 'not given' (the default ran instead) and too many threads ended in Numba's traceback."""
