@@ -196,7 +196,7 @@ def _top_k(keys, n, k, heap_key, heap_index, top):
         if _worse(heap_key[0], heap_index[0], keys[i], i):
             heap_key[0] = keys[i]
             heap_index[0] = i
-            _sift_down(heap_key, heap_index, k, 0)
+            _sift_down(heap_key, heap_index, k, np.int64(0))
     _heap_to_top(heap_key, heap_index, k, top)
 
 
@@ -207,7 +207,7 @@ def _heap_to_top(heap_key, heap_index, k, top):
         top[size - 1] = heap_index[0]
         heap_key[0] = heap_key[size - 1]
         heap_index[0] = heap_index[size - 1]
-        _sift_down(heap_key, heap_index, size - 1, 0)
+        _sift_down(heap_key, heap_index, size - 1, np.int64(0))
 
 
 @helper
@@ -230,7 +230,7 @@ def _top_k_drawn(key, ranking, n, k, stream_place, weight, heap_key, heap_index,
         if _worse(heap_key[0], heap_index[0], candidate, i):
             heap_key[0] = candidate
             heap_index[0] = i
-            _sift_down(heap_key, heap_index, k, 0)
+            _sift_down(heap_key, heap_index, k, np.int64(0))
     _heap_to_top(heap_key, heap_index, k, top)
 
 

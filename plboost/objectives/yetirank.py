@@ -224,7 +224,7 @@ def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale):
     n = scores.shape[0]
     order = stream_order(scores)
     top_score = scores.max()
-    key = score_stream_key(seed, scores, labels, 0, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
+    key = score_stream_key(np.uint64(seed), scores, labels, 0, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
     linear = noise_scale > 0.0 and (top_score - scores.min()) / noise_scale <= _LINEAR_SPAN
     weight = np.empty(n)
     if noise_scale > 0.0:
@@ -365,7 +365,7 @@ class YetiRank(RankingObjective):
         top = self.top or int(np.iinfo(np.int64).max)
         noise = NOISES.index(self.noise)
         draws = 1 if self.noise == "none" else self.permutations  # without noise every ranking is the same
-        over_queries(_yetirank_kernel, data.offsets, scores, data.labels, data.offsets, gains, factors, self.seed,
-                     draws, noise, self.noise_scale, self._mode, self.decay, self.weight_scale, top,
-                     self.neighbors, self.hessian == "pair_weight", grad, hess)
+        over_queries(_yetirank_kernel, data.offsets, scores, data.labels, data.offsets, gains, factors,
+                     np.uint64(self.seed), draws, noise, self.noise_scale, self._mode, self.decay, self.weight_scale,
+                     top, self.neighbors, self.hessian == "pair_weight", grad, hess)
         return None  # no loss: see the class docstring
