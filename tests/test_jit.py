@@ -183,7 +183,7 @@ def test_compiled_kernels_are_cached_by_an_installed_package(tmp_path, read_only
 
 #: a fresh process in which Numba finds no writable cache location: the in-tree and user-wide locators fail
 #: as they do for a non-root user with a read-only installation and an unwritable home directory. It runs
-#: `plboost --help` (which loads no Numba), then `plboost train` on a tiny file (whose parser kernels do)
+#: `plboost --help` (which loads no Numba), then `plboost train` on a tiny file (whose metrics' kernels do)
 _NO_CACHE_LOCATION = """
 import sys
 from numba.core import caching
@@ -208,8 +208,9 @@ sys.exit(status)
 
 
 def _without_cache_location(tmp_path):
-    data = tmp_path / "tiny.txt"
-    data.write_text("".join(f"{(q + d) % 3} qid:{q} 1:{d} 2:{q * d % 5}\n" for q in range(20) for d in range(6)))
+    data = tmp_path / "tiny.csv"  # not SVMlight: its parser's kernels would add 5 s of compiling to each test
+    data.write_text("qid,label,f1,f2\n" + "".join(f"{q},{(q + d) % 3},{d},{q * d % 5}\n" for q in range(20)
+                                                   for d in range(6)))
     environment = {**os.environ, "TMPDIR": str(tmp_path)}
     environment.pop("NUMBA_CACHE_DIR", None)
     argv = ["train", "--train", str(data), "--objective", "lambdarank", "--rounds", "1", "--quiet"]
