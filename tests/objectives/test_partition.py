@@ -90,11 +90,12 @@ def lower_bound_loss(scores, labels):
     return total
 
 
-def quadrature_reference_loss(scores, labels):
+def quadrature_reference_loss(scores, labels, nodes=12_001):
     """-Σ log P(S ≻ R) by a dense uniform trapezoid in z = log t over [-60, log(n+1) + 6], in long double.
 
     P = ∫ exp(z - e^z + Σ_i log(1 - exp(-a_i e^z))) dz; 12,001 nodes (spacing 0.0055, against peaks at
-    least 1/sqrt(n+1) wide), no mode search, no change of variable.
+    least 1/sqrt(n+1) wide), no mode search, no change of variable. 6,001 nodes give the same losses within
+    1e-14 (relative) on this file's cases, 1e-12 absolute.
     """
     scores = np.asarray(scores, dtype=np.longdouble)
     labels = np.asarray(labels)
@@ -102,7 +103,7 @@ def quadrature_reference_loss(scores, labels):
     for level in sorted(set(labels.tolist()), reverse=True)[:-1]:
         upper, lower = scores[labels == level], scores[labels < level]
         w_r = lower.max() + np.log(np.exp(lower - lower.max()).sum())
-        z = np.linspace(-60, np.log(len(upper) + 1.0) + 6, 12001, dtype=np.longdouble)
+        z = np.linspace(-60, np.log(len(upper) + 1.0) + 6, nodes, dtype=np.longdouble)
         x = np.exp((upper - w_r)[:, None] + z[None, :])
         small = x < np.log(2)
         log_one_minus = np.empty_like(x)
@@ -243,10 +244,24 @@ LARGE_CASES = {
 }
 
 
+@pytest.mark.parametrize("case", ["one document above 1000", "S far below R"])
+def test_the_reference_at_6001_nodes_gives_its_loss_at_12001(case):
+    """What lets the large-partition test below use half the reference's nodes (tried on every case: at most
+    8.5e-15 relative)."""
+    rng = np.random.default_rng(len(case))
+    upper, lower = LARGE_CASES[case](rng)
+    scores = np.concatenate([upper, rng.uniform(-5, 5, 25), lower])
+    labels = np.concatenate([np.full(upper.size, 2.0), np.ones(25), np.zeros(lower.size)])
+    fine, coarse = (quadrature_reference_loss(scores, labels, nodes) for nodes in (12_001, 6_001))
+    assert abs(fine - coarse) < 1e-14 * abs(fine)
+
+
 @pytest.mark.interpreted_once
 @pytest.mark.slow  # dense long-double references of partitions of hundreds of documents
 @pytest.mark.parametrize("case", sorted(LARGE_CASES))
 def test_large_partitions_match_the_reference_quadrature(case):
+    """Loss within 1e-8, gradients and hessians within 1e-5 and 1e-4 of central differences of the reference,
+    at 6,001 nodes: the reference's difference from 12,001 nodes is below 1e-14 of the loss here."""
     rng = np.random.default_rng(len(case))
     upper, lower = LARGE_CASES[case](rng)
     middle = rng.uniform(-5, 5, 25)
@@ -255,7 +270,8 @@ def test_large_partitions_match_the_reference_quadrature(case):
     offsets = np.array([0, scores.size])
     obj = PLPartition()
     loss = obj.losses(scores, labels, offsets)[0]
-    assert loss == pytest.approx(float(quadrature_reference_loss(scores, labels)), rel=1e-8, abs=1e-8)
+    center = quadrature_reference_loss(scores, labels, nodes=6_001)
+    assert loss == pytest.approx(float(center), rel=1e-8, abs=1e-8)
 
     grad, hess = obj.gradients(scores, labels, offsets)
     assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
@@ -263,12 +279,12 @@ def test_large_partitions_match_the_reference_quadrature(case):
     picks = np.unique(np.r_[0, upper.size - 1, upper.size, upper.size + 24, upper.size + 25, scores.size - 1,
                             rng.integers(0, scores.size, 4), np.argmax(scores), np.argmin(scores)])
     delta = np.longdouble(1e-4)
-    center = quadrature_reference_loss(scores, labels)
     for i in picks:
         up, down = scores.astype(np.longdouble), scores.astype(np.longdouble)
         up[i] += delta
         down[i] -= delta
-        loss_up, loss_down = quadrature_reference_loss(up, labels), quadrature_reference_loss(down, labels)
+        loss_up = quadrature_reference_loss(up, labels, nodes=6_001)
+        loss_down = quadrature_reference_loss(down, labels, nodes=6_001)
         fd_grad = float((loss_up - loss_down) / (2 * delta))
         fd_hess = float((loss_up - 2 * center + loss_down) / delta ** 2)
         assert grad[i] == pytest.approx(fd_grad, rel=1e-5, abs=1e-7), (i, "gradient")
