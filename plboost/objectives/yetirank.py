@@ -222,18 +222,21 @@ def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale):
     """The P rankings that YetiRank draws for one query at these scores (row p: the documents by perturbed
     score, descending), with the kernel's own draws: for tests and for looking at what it samples."""
     n = scores.shape[0]
+    lo = np.int64(0)  # not a literal 0: the kernel's helpers are then called as the kernel calls them (cached)
     order = stream_order(scores)
     top_score = scores.max()
-    key = score_stream_key(np.uint64(seed), scores, labels, 0, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
+    key = score_stream_key(np.uint64(seed), scores, labels, lo, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
     linear = noise_scale > 0.0 and (top_score - scores.min()) / noise_scale <= _LINEAR_SPAN
     weight = np.empty(n)
     if noise_scale > 0.0:
-        _document_weights(scores, 0, n, top_score, noise_scale, linear, weight)
+        _document_weights(scores, lo, n, top_score, noise_scale, linear, weight)
     keys = np.empty(n)
     rankings = np.empty((permutations, n), dtype=np.int64)
     for p in range(permutations):
-        rankings[p] = _draw_ranking(scores, labels, 0, n, order, key, p, noise, noise_scale, top_score, linear,
-                                    weight, keys)
+        ranked = _draw_ranking(scores, labels, lo, n, order, key, p, noise, noise_scale, top_score, linear, weight,
+                               keys)
+        for t in range(n):  # not rankings[p] = ranked, whose shape check compiles Numba's string formatting
+            rankings[p, t] = ranked[t]
     return rankings
 
 
