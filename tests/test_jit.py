@@ -246,6 +246,34 @@ def test_a_temporary_directory_others_can_write_is_not_used_and_kernels_compile_
     assert "ndcg 1.0" in done.stdout and "cache False" in done.stdout and not list(shared.rglob("*.nbi"))
 
 
+#: a fresh process calls every registered objective once, as its first call, and prints the plboost kernels and
+#: helpers that hold more than one specialisation
+_SPECIALISATIONS = """
+import sys
+import numpy as np
+from numba.core.registry import CPUDispatcher
+from plboost.data import make_synthetic
+from plboost.objectives import OBJECTIVES, get_objective
+data = make_synthetic(n_queries=20, n_features=1, seed=0)
+scores = np.random.default_rng(0).normal(size=data.n_docs)
+for name in OBJECTIVES:
+    get_objective(name).gradients(scores, data.labels, data.offsets)
+for module in [m for name, m in list(sys.modules.items()) if name.startswith("plboost")]:
+    for name, value in vars(module).items():
+        if isinstance(value, CPUDispatcher) and len(value.signatures) > 1 and value.__module__ == module.__name__:
+            print(module.__name__, name, value.signatures)
+"""
+
+
+def test_first_calls_compile_each_kernel_once():
+    """Every specialisation is a compile that a fresh install's first call waits for: a helper called with a
+    literal 0 in one place and an int64 in another, or a seed passed as int64 by one objective and uint64 by
+    another, compiled twice (issue 39). With the cache filled (plboost warm-up) this takes about a second."""
+    done = subprocess.run([sys.executable, "-c", _SPECIALISATIONS], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", done.stdout
+
+
 def test_importing_plboost_and_asking_for_help_load_no_numba():
     """Issue 27: Numba (0.3 s to import) is loaded when a kernel is first used, not by `plboost --help`,
     `import plboost.objectives` or `import plboost.metrics`; the first kernel call puts dispatchers in place of
