@@ -12,9 +12,15 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._extras import MissingExtra
+
+try:
+    from sklearn.base import BaseEstimator, clone
+    from sklearn.utils import check_random_state
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as error:  # a core install: say how to get it, in one line
+    raise MissingExtra("plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'") from error
 
 from ._constraints import Integer, Options, Real, check, check_params
 from .errors import InputTypeError

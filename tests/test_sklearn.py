@@ -279,3 +279,25 @@ def test_cross_validation_that_cuts_queries_is_refused_not_inflated():
     assert 0 < grouped.best_score_ <= 1
     ranker = Ranker(PLRank(), n_estimators=3, num_leaves=4).fit(X, y)
     assert 0 < ranker.score(X, y) <= 1  # the training queries whole: not a cut
+
+
+def test_a_core_install_trains_and_the_scikit_learn_api_says_how_to_install_it(tmp_path):
+    """Without scikit-learn (an extra, as a plain ``pip install plboost`` leaves it): both engines train a plboost
+    objective, and ``plboost.Ranker`` is refused in one line that names the extra. The process starts without
+    scikit-learn as every process the tests start does (tests/conftest.py)."""
+    import subprocess
+    import sys
+
+    code = ("try:\n    import sklearn\nexcept ImportError:\n    print('no scikit-learn')\n"
+            "import plboost\n"
+            "data = plboost.make_synthetic(n_queries=20, docs_per_query=(3, 9), n_features=4, seed=1)\n"
+            "for engine in ('lightgbm', 'xgboost'):\n"
+            "    model = plboost.train(engine, plboost.PLRank(), data, rounds=2)\n"
+            "    print(engine, model.predict(data.X).shape[0] == data.n_docs)\n"
+            "plboost.Ranker\n")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert completed.stdout.split("\n")[:3] == ["no scikit-learn", "lightgbm True", "xgboost True"], (
+        completed.stdout + completed.stderr[-2000:])
+    assert completed.returncode == 1
+    assert completed.stderr.strip().splitlines()[-1] == (
+        "plboost._extras.MissingExtra: plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'")

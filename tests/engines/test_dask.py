@@ -17,7 +17,7 @@ from plboost.engines.dask import (DaskRankingData, QuerySplitError, check_partit
                                   train_dask)
 from plboost.objectives import PLRank, UMart
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.scikit_learn_in_subprocesses]  # LightGBM's Dask ranker needs it
 
 #: largest difference of test NDCG@10 allowed between a model trained on 2 workers and one trained here:
 #: the gradients are the same (see the partition test below), but the engines' distributed tree building

@@ -11,6 +11,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "scaling_study.py"
 
 
 @pytest.mark.engine
+@pytest.mark.scikit_learn_in_subprocesses  # its Dask mode trains LightGBM's Dask ranker
 def test_quick_study_measures_every_mode_and_reports_the_fits(tmp_path):
     completed = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--data-dir", str(tmp_path)],
                                capture_output=True, text=True, timeout=600)

@@ -63,8 +63,15 @@ def test_the_benchmarks_refuse_counts_they_would_not_honour(name, args, named, c
     assert named in capsys.readouterr().err
 
 
+#: sections whose rows need scikit-learn: the parser's baseline is its ``load_svmlight_file``; the start-up rows
+#: time ``import plboost.sklearn``
+BENCH_SCIKIT_LEARN = {"loading", "startup"}
+
+
 @pytest.mark.engine
-@pytest.mark.parametrize("sections", list(BENCH_GROUPS), ids="+".join)
+@pytest.mark.parametrize("sections", [
+    pytest.param(group, marks=[pytest.mark.scikit_learn_in_subprocesses] if BENCH_SCIKIT_LEARN & set(group) else [])
+    for group in BENCH_GROUPS], ids="+".join)
 def test_bench_small_mode_prints_every_row(sections):
     out = run_script("bench.py", "--small", "--only", *sections)
     for section, text in zip(sections, out.split("\n## ")[1:], strict=True):
