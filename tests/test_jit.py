@@ -254,10 +254,15 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 from plboost.data import make_synthetic
 from plboost.objectives import OBJECTIVES, get_objective
+from plboost.warm_up import warm_parser
 data = make_synthetic(n_queries=20, n_features=1, seed=0)
 scores = np.random.default_rng(0).normal(size=data.n_docs)
 for name in OBJECTIVES:
-    get_objective(name).gradients(scores, data.labels, data.offsets)
+    objective = get_objective(name)
+    objective.gradients(scores, data.labels, data.offsets)
+    if objective.exact_leaves:
+        objective.leaf_curvature(scores, data.labels, data.offsets, np.arange(data.n_docs) % 3, 3)
+warm_parser()
 for module in [m for name, m in list(sys.modules.items()) if name.startswith("plboost")]:
     for name, value in vars(module).items():
         if isinstance(value, CPUDispatcher) and len(value.signatures) > 1 and value.__module__ == module.__name__:
@@ -268,7 +273,9 @@ for module in [m for name, m in list(sys.modules.items()) if name.startswith("pl
 def test_first_calls_compile_each_kernel_once():
     """Every specialisation is a compile that a fresh install's first call waits for: a helper called with a
     literal 0 in one place and an int64 in another, or a seed passed as int64 by one objective and uint64 by
-    another, compiled twice (issue 39). With the cache filled (plboost warm-up) this takes about a second."""
+    another, compiled twice (issue 39). The calls are each objective's gradients, its exact leaves' curvature, and
+    the parser's (``plboost.warm_up.warm_parser``). With the cache filled (plboost warm-up) this takes about a
+    second."""
     done = subprocess.run([sys.executable, "-c", _SPECIALISATIONS], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "", done.stdout

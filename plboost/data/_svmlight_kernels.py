@@ -197,7 +197,7 @@ def read_float(buf, s, end):
         if i < end and (buf[i] == 45 or buf[i] == 43):
             sign = -1 if buf[i] == 45 else 1
             i += 1
-        power, stop = read_digits(buf, i, end, 6)
+        power, stop = read_digits(buf, i, end, np.int64(6))
         if stop == i or (stop < end and 48 <= buf[stop] <= 57):
             return 0.0, -1
         exponent += sign * power
@@ -274,14 +274,14 @@ def fill_part(buf, start, end, line, row, entry, entry_end, labels, qids, has_qi
                     negative = j < end and buf[j] == 45
                     if j < end and (buf[j] == 45 or buf[j] == 43):
                         j += 1
-                    qid, after = read_digits(buf, j, end, 18)
+                    qid, after = read_digits(buf, j, end, np.int64(18))
                     if after > j:
                         qids[row] = -qid if negative else qid
                         stop = after
             else:
                 index, value = 0, 0.0
                 if not flag:
-                    number, j = read_digits(buf, s, end, 10)  # digits:value
+                    number, j = read_digits(buf, s, end, np.int64(10))  # digits:value
                     if j > s and j < end and buf[j] == 58 and previous < number < 2**31:
                         index = previous = number
                         value, stop = read_float(buf, j + 1, end)

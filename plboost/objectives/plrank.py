@@ -426,7 +426,8 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                 mass[slot] = logaddexp(mass[slot], scores[i])
                 last[slot] = j
             for slot in range(n_touched):
-                curvature[touched[slot]] += _run_curvature(mass[slot], top, prefix1, prefix2, 0, last[slot]) / n_perm
+                curvature[touched[slot]] += (_run_curvature(mass[slot], top, prefix1, prefix2, np.int64(0), last[slot])
+                                             / n_perm)
         for slot in range(n_touched):
             slot_of[touched[slot]] = -1
 
