@@ -3,6 +3,8 @@ models as the engines' own training calls."""
 
 import io
 import pickle
+import subprocess
+import sys
 import warnings
 
 import joblib
@@ -281,13 +283,10 @@ def test_cross_validation_that_cuts_queries_is_refused_not_inflated():
     assert 0 < ranker.score(X, y) <= 1  # the training queries whole: not a cut
 
 
-def test_a_core_install_trains_and_the_scikit_learn_api_says_how_to_install_it(tmp_path):
+def test_a_core_install_trains_and_the_scikit_learn_api_says_how_to_install_it():
     """Without scikit-learn (an extra, as a plain ``pip install plboost`` leaves it): both engines train a plboost
     objective, and ``plboost.Ranker`` is refused in one line that names the extra. The process starts without
     scikit-learn as every process the tests start does (tests/conftest.py)."""
-    import subprocess
-    import sys
-
     code = ("try:\n    import sklearn\nexcept ImportError:\n    print('no scikit-learn')\n"
             "import plboost\n"
             "data = plboost.make_synthetic(n_queries=20, docs_per_query=(3, 9), n_features=4, seed=1)\n"
