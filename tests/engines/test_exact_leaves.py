@@ -186,7 +186,10 @@ def test_other_objectives_and_engines_are_refused(small):
 def train_refit(data, valid, params, rounds, finder, objective_seed=7):
     """An exact-leaf run under lgb.train whose leaves are found by ``finder`` ("scores" or "predict")."""
     objective = PLRank(top_k=5, n_permutations=2, seed=objective_seed)
-    full = {"num_leaves": 12, "min_data_in_leaf": 5, "learning_rate": 0.3, "verbosity": -1, "seed": 1, **params}
+    # one thread, deterministic: the two runs compared must not differ by LightGBM's summation order (the suite
+    # once saw predictions 2e-10 apart at learning rate 1.0, not reproduced alone; its scores reach 1e4)
+    full = {"num_leaves": 12, "min_data_in_leaf": 5, "learning_rate": 0.3, "verbosity": -1, "seed": 1,
+            "num_threads": 1, "deterministic": True, **params}
     refit = ExactLeafValues(objective, data, valid, params=full)
     refit.leaf_finder = finder
     record = {}
