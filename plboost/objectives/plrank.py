@@ -321,19 +321,70 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
             hess[i] = h / n_perm
 
 
-#: log Z_0 - log Z_{k-1} above which a permutation's leaf curvatures are summed context by context: the
-#: prefix sums of e^{2 (log Z_0 - log Z_j)} would overflow
-_WIDEST_PREFIX_SPREAD = 300.0
+#: Z_0 / Z_{k-1} above which a permutation's leaf curvatures are summed context by context, with log-masses:
+#: the prefix sums of (Z_0 / Z_j)^2 would overflow, and masses relative to Z_0 lose the deepest contexts'
+_WIDEST_PREFIX_SPREAD = np.exp(300.0)
+
+
+@helper(fastmath={"reassoc"})
+def _context_weights(q, scores, state, weight, inverse_z):
+    """Query q's documents' e^{s_i} / Z_0 to ``weight`` and each distinct context's Z_0 / Z_e to ``inverse_z``
+    at its owner entry e, with Z_0 the first context's normaliser (every permutation's: the whole query).
+
+    The normalisers are sums from the deepest context up in the linear domain, relative to the largest
+    score: one vectorised exponential per document, no logarithm. Returns False, and leaves the query to
+    log-masses, where some permutation's Z_0 / Z_{k-1} exceeds ``_WIDEST_PREFIX_SPREAD``; below it, a
+    document whose exponential underflows weighs under e^{-445} of any context's normaliser.
+    """
+    lo = state.offsets[q]
+    hi = state.offsets[q + 1]
+    k = state.top_k_of[q]
+    block = state.top_start[q]
+    first = state.union_start[q]
+    size = state.union_start[q + 1] - first
+    n_perm = state.n_permutations
+    in_top, ctx_owner, union_position = state.in_top, state.ctx_owner, state.union_position
+    biggest = -np.inf
+    for i in range(lo, hi):
+        biggest = max(biggest, scores[i])
+    rest = 0.0
+    for i in range(lo, hi):
+        e = exp_vectorizable(scores[i] - biggest)
+        weight[i] = e
+        rest += 0.0 if in_top[i] else e
+    for j in range(k - 1, -1, -1):
+        for p in range(n_perm):
+            e = p * k + j
+            if ctx_owner[block + e] != e:
+                continue
+            if j == k - 1:
+                below = rest  # the documents after this permutation's top k: the rest and union members it skipped
+                for t in range(size):
+                    if union_position[(first + t) * n_perm + p] == k:
+                        below += weight[lo + state.union_docs[first + t]]
+            else:
+                below = inverse_z[ctx_owner[block + e + 1]]
+            inverse_z[e] = below + weight[lo + state.top_docs[block + e]]
+    whole = inverse_z[0]
+    for p in range(n_perm):
+        if not inverse_z[ctx_owner[block + p * k + k - 1]] * _WIDEST_PREFIX_SPREAD >= whole:
+            return False
+    for i in range(lo, hi):
+        weight[i] /= whole
+    for e in range(n_perm * k):
+        if ctx_owner[block + e] == e:
+            inverse_z[e] = whole / inverse_z[e]
+    return True
 
 
 @helper
-def _run_curvature(log_mass, top, prefix1, prefix2, a, b):
-    """sum over contexts a..b of P_j (1 - P_j), P_j = e^{log_mass - log Z_j}, from prefix sums of
-    e^{top - log Z_j} (``prefix1``) and of its square (``prefix2``); 0 for an empty run or a massless leaf."""
-    if a > b or log_mass == -np.inf:
+def _run_curvature(mass, prefix1, prefix2, a, b):
+    """sum over contexts a..b of P_j (1 - P_j), P_j = mass Z_0 / Z_j, from prefix sums of Z_0 / Z_j
+    (``prefix1``) and of its square (``prefix2``), for a leaf's ``mass`` relative to Z_0; 0 for an empty run
+    or a massless leaf."""
+    if a > b or mass == 0.0:
         return 0.0
-    r = np.exp(log_mass - top)
-    return max(r * (prefix1[b + 1] - prefix1[a]) - r * r * (prefix2[b + 1] - prefix2[a]), 0.0)
+    return max(mass * (prefix1[b + 1] - prefix1[a]) - mass * mass * (prefix2[b + 1] - prefix2[a]), 0.0)
 
 
 @kernel
@@ -341,10 +392,16 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
     """Exact curvature of the loss along each leaf's direction: per leaf, the mean over permutations of
     ``sum_C P_C (1 - P_C)`` with ``P_C = sum_{d in leaf and C} p(d|C)``, summed over the queries.
 
-    Per permutation the leaves' log-masses start from the documents below its top k and grow by one
-    document per context, from the deepest context up, so each context costs one ``logaddexp`` and one
-    ``exp`` per leaf that the query touches. Queries ``first_query <= q < end_query`` are added to
-    ``curvature`` (one per leaf); ``outside`` and ``log_z`` are scratch space.
+    Per permutation the leaves' masses start from the documents below its top k and grow by one document
+    per context, from the deepest context up. A leaf's mass changes only at the contexts that add one of
+    its documents, and over a run of contexts a..b at constant mass m it adds sum_j P_j (1 - P_j) =
+    m S1 - m^2 S2, with S1 and S2 the sums over the run of Z_0 / Z_j and its square, read off prefix sums;
+    masses are relative to Z_0 (:func:`_context_weights`). Contexts are summed from the largest Z, so a run's
+    difference of prefix sums loses at most k ulps. O(k + leaves) per permutation instead of O(k * leaves),
+    with no logarithm or exponential per context. A query where some Z_0 / Z_{k-1} exceeds
+    ``_WIDEST_PREFIX_SPREAD`` (scores hundreds apart) is summed context by context with log-masses, one
+    ``logaddexp`` per context and one ``exp`` per context and leaf. Queries ``first_query <= q < end_query``
+    are added to ``curvature`` (one per leaf); ``outside``, ``log_z`` are scratch space.
     """
     offsets, top_k_of, top_start, top_docs = state.offsets, state.top_k_of, state.top_start, state.top_docs
     ctx_owner, union_start, union_docs, union_position = (state.ctx_owner, state.union_start, state.union_docs,
@@ -363,6 +420,7 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
         widest = max(widest, top_k_of[q])
     prefix1 = np.empty(widest + 1)
     prefix2 = np.empty(widest + 1)
+    inverse_z = np.empty(n_perm * widest)
     for q in range(first_query, end_query):
         k = top_k_of[q]
         if k == 0:
@@ -370,7 +428,9 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
         lo = offsets[q]
         block = top_start[q]
         first = union_start[q]
-        max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
+        linear = _context_weights(q, scores, state, outside, inverse_z)
+        if not linear:
+            max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
         n_touched = 0
         for i in range(lo, offsets[q + 1]):
             slot = slot_of[leaf[i]]
@@ -381,19 +441,16 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                 rest[slot] = 0.0
                 n_touched += 1
             if not state.in_top[i]:
-                rest[slot] += outside[i]  # e^{s_i - max_rest}, from _context_log_normalizers
-        for slot in range(n_touched):
-            rest[slot] = np.log(rest[slot]) + max_rest if rest[slot] > 0.0 else -np.inf
+                rest[slot] += outside[i]  # e^{s_i} / Z_0, or e^{s_i - max_rest} for log-masses
         for p in range(n_perm):
-            for slot in range(n_touched):
-                mass[slot] = rest[slot]
-            for t in range(union_start[q + 1] - first):
-                if union_position[(first + t) * n_perm + p] == k:
-                    i = lo + union_docs[first + t]
-                    slot = slot_of[leaf[i]]
-                    mass[slot] = logaddexp(mass[slot], scores[i])
-            top = log_z[block + ctx_owner[block + p * k]]  # the first context holds every other
-            if top - log_z[block + ctx_owner[block + p * k + k - 1]] > _WIDEST_PREFIX_SPREAD:
+            if not linear:  # log-masses, context by context
+                for slot in range(n_touched):
+                    mass[slot] = np.log(rest[slot]) + max_rest if rest[slot] > 0.0 else -np.inf
+                for t in range(union_start[q + 1] - first):
+                    if union_position[(first + t) * n_perm + p] == k:
+                        i = lo + union_docs[first + t]
+                        slot = slot_of[leaf[i]]
+                        mass[slot] = logaddexp(mass[slot], scores[i])
                 for j in range(k - 1, -1, -1):
                     e = block + p * k + j
                     i = lo + top_docs[e]
@@ -404,15 +461,16 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                         share = min(np.exp(mass[slot] - log_z_context), 1.0)
                         curvature[touched[slot]] += share * (1.0 - share) / n_perm
                 continue
-            # A leaf's mass changes only at the contexts that add one of its documents; over a run of contexts
-            # a..b at constant log-mass m it adds sum_j P_j (1 - P_j) = e^{m-c} S1 - e^{2(m-c)} S2, with S1 and
-            # S2 the sums over the run of e^{c - log Z_j} and its square (c = log Z_0), read off prefix sums.
-            # Contexts are summed from the largest Z, so a run's difference of prefix sums loses at most
-            # k ulps. O(k + leaves) per permutation instead of O(k * leaves).
+            for slot in range(n_touched):
+                mass[slot] = rest[slot]
+            for t in range(union_start[q + 1] - first):
+                if union_position[(first + t) * n_perm + p] == k:  # in the top k of another permutation only
+                    i = lo + union_docs[first + t]
+                    mass[slot_of[leaf[i]]] += outside[i]
             prefix1[0] = 0.0
             prefix2[0] = 0.0
             for j in range(k):
-                x = np.exp(top - log_z[block + ctx_owner[block + p * k + j]])
+                x = inverse_z[ctx_owner[block + p * k + j]]
                 prefix1[j + 1] = prefix1[j] + x
                 prefix2[j + 1] = prefix2[j] + x * x
             for slot in range(n_touched):
@@ -421,12 +479,11 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                 i = lo + top_docs[block + p * k + j]
                 slot = slot_of[leaf[i]]
                 # the leaf's mass so far held over contexts j + 1 .. last[slot]
-                curvature[touched[slot]] += (_run_curvature(mass[slot], top, prefix1, prefix2, j + 1, last[slot])
-                                             / n_perm)
-                mass[slot] = logaddexp(mass[slot], scores[i])
+                curvature[touched[slot]] += _run_curvature(mass[slot], prefix1, prefix2, j + 1, last[slot]) / n_perm
+                mass[slot] += outside[i]
                 last[slot] = j
             for slot in range(n_touched):
-                curvature[touched[slot]] += (_run_curvature(mass[slot], top, prefix1, prefix2, np.int64(0), last[slot])
+                curvature[touched[slot]] += (_run_curvature(mass[slot], prefix1, prefix2, np.int64(0), last[slot])
                                              / n_perm)
         for slot in range(n_touched):
             slot_of[touched[slot]] = -1

@@ -158,6 +158,27 @@ def test_leaf_curvature_matches_finite_differences_along_each_leaf(n_leaves, com
     assert np.all(curvature <= diagonal * (1 + 1e-6) + 1e-9)
 
 
+@pytest.mark.parametrize("compress", [True, False])
+def test_leaf_curvature_of_contexts_whose_normalisers_span_more_than_e300(compress):
+    """Contexts summed one by one (Z_0 / Z_j beyond e^300 overflows the prefix sums of its square), with the
+    documents below the top k carrying the deepest contexts' mass, beside a query of ordinary scores."""
+    scores = np.array([800.0, 400.0, 0.5, 0.2, 0.1, 0.3, -0.2, 0.0, 1.0, 0.4, -0.3, 0.8, 0.1])
+    labels = np.array([4.0, 3, 2, 1, 0, 0, 0, 0, 2, 1, 1, 0, 0])
+    offsets = np.array([0, 8, 13])
+    leaf = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 0, 2])
+    obj = PLRank(top_k=4, n_permutations=3, seed=2, compress_contexts=compress)
+    curvature = obj.leaf_curvature(scores, labels, offsets, leaf, 3)
+    state = obj.state(labels, offsets)
+    expected = np.zeros(3)
+    for q in range(2):
+        lo, hi = offsets[q], offsets[q + 1]
+        for index in range(3):
+            members = set(np.flatnonzero(leaf[lo:hi] == index).tolist())
+            expected[index] += leaf_curvature_by_finite_differences(scores[lo:hi], tops_of(state, q, 3), members)
+    assert expected.min() > 0.05  # every leaf's curvature is far from 0 (the rest's mass counts)
+    np.testing.assert_allclose(curvature, expected, rtol=1e-7, atol=1e-9)
+
+
 def test_leaf_curvature_refuses_leaves_out_of_range():
     obj = PLRank()
     with pytest.raises(ValueError, match=r"leaf must hold one index in \[0, 2\)"):
