@@ -186,16 +186,21 @@ def test_other_objectives_and_engines_are_refused(small):
 def train_refit(data, valid, params, rounds, finder, objective_seed=7):
     """An exact-leaf run under lgb.train whose leaves are found by ``finder`` ("scores" or "predict")."""
     objective = PLRank(top_k=5, n_permutations=2, seed=objective_seed)
-    # one thread, deterministic: the two runs compared must not differ by LightGBM's summation order (the suite
-    # once saw predictions 2e-10 apart at learning rate 1.0, not reproduced alone; its scores reach 1e4)
-    full = {"num_leaves": 12, "min_data_in_leaf": 5, "learning_rate": 0.3, "verbosity": -1, "seed": 1,
-            "num_threads": 1, "deterministic": True, **params}
+    full = {"num_leaves": 12, "min_data_in_leaf": 5, "learning_rate": 0.3, "verbosity": -1, "seed": 1, **params}
     refit = ExactLeafValues(objective, data, valid, params=full)
     refit.leaf_finder = finder
     record = {}
     booster = lgb.train({**full, "objective": refit.objective, "metric": "None"}, data.to_lightgbm(),
                         num_boost_round=rounds, callbacks=[refit.callback, lgb.record_evaluation(record)])
     return booster, refit, record
+
+
+#: how far apart two runs' predictions may be, relative to their largest: rounding, amplified. At learning rate 1.0
+#: with leaves of 2 documents the scores reach 1e4 and 12 rounds amplify a difference in the last bit; the suite
+#: (not the test alone) met predictions 1.9e-10 and 2.2e-10 apart there, the runs' leaves agreeing to 1e-10. The
+#: source of that difference was not found (LightGBM on one thread, deterministic, did the same). A document in a
+#: wrong leaf moves its prediction by a leaf's value, not by 1e-9 of the largest.
+ROUNDING = 1e-9
 
 
 def assert_same_model(a, b, X):
@@ -207,8 +212,7 @@ def assert_same_model(a, b, X):
         assert x.keys() == y.keys()
         if "leaf_value" in x:
             assert x["leaf_index"] == y["leaf_index"] and x["leaf_count"] == y["leaf_count"]
-            # rounding only: 12 rounds of summed gradients in another order reached 2.5e-12 once, under load
-            assert x["leaf_value"] == pytest.approx(y["leaf_value"], rel=1e-10, abs=1e-300)
+            assert x["leaf_value"] == pytest.approx(y["leaf_value"], rel=ROUNDING, abs=1e-300)
             return
         for key in ("split_feature", "threshold", "decision_type", "default_left", "missing_type"):
             assert x[key] == y[key], key
@@ -218,7 +222,9 @@ def assert_same_model(a, b, X):
     for x, y in zip(trees_a, trees_b, strict=True):
         assert x["num_leaves"] == y["num_leaves"]
         walk(x["tree_structure"], y["tree_structure"])
-    np.testing.assert_allclose(a.predict(X, raw_score=True), b.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
+    expected = b.predict(X, raw_score=True)
+    np.testing.assert_allclose(a.predict(X, raw_score=True), expected, rtol=0,
+                               atol=ROUNDING * max(1.0, np.abs(expected).max()))
 
 
 @pytest.mark.parametrize("params, shared", [
@@ -234,8 +240,9 @@ def test_leaves_from_cached_scores_give_the_model_of_pred_leaf(params, shared, s
     new, refit, record = train_refit(data, valid, params, 12, "scores")
     old, reference, old_record = train_refit(data, valid, params, 12, "predict")
     assert_same_model(new, old, np.vstack([data.X, valid.X]))
-    np.testing.assert_allclose(refit.correction, reference.correction, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(refit.valid_scores, reference.valid_scores, rtol=0, atol=1e-12)
+    largest = max(1.0, np.abs(reference.valid_scores).max(), np.abs(old.predict(data.X, raw_score=True)).max())
+    np.testing.assert_allclose(refit.correction, reference.correction, rtol=0, atol=ROUNDING * largest)
+    np.testing.assert_allclose(refit.valid_scores, reference.valid_scores, rtol=0, atol=ROUNDING * largest)
     np.testing.assert_allclose(record["valid"]["ndcg@10"], old_record["valid"]["ndcg@10"], rtol=0, atol=1e-12)
     assert len(refit.leaf_seconds) == new.num_trees() == 12
     assert reference.fallbacks == 0  # counted for the cached-score finder only
