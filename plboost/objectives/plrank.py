@@ -171,6 +171,12 @@ def _index_top_union(first_query, end_query, offsets, top_k_of, top_start, top_d
 # --------------------------------------------------------------------------------------------------
 # Gradient, hessian and loss (every boosting iteration)
 
+# The sums of the ``reassoc`` loops below run in loops of their own, over stored values. A loop that both
+# writes an array and reads another gets a run-time test of whether the two lie too close in memory for vector
+# code, and runs scalar code when they do: its sum's order of additions, and so its last bits, then depended on
+# where the allocator had put the arrays (exact-leaf trainings of the same data and seed differed in the last
+# bits of leaf values in the test suite). A loop that only reads has no such test.
+
 @helper(fastmath={"reassoc"})
 def _outside_exponentials(scores, in_top, lo, hi, outside):
     """``max_rest``, the largest score of the documents of ``lo:hi`` outside every top k (-inf when there are
@@ -180,19 +186,19 @@ def _outside_exponentials(scores, in_top, lo, hi, outside):
     Most documents of a query are outside every top k, so these two passes are most of PLRank's work per
     document. Both are written branch-free so that they vectorise: the exponential is
     :func:`exp_vectorizable`, and ``reassoc`` lets LLVM split the sum into vector lanes (a different order
-    of additions than one by one: the sum changes in its last bits).
+    of additions than one by one: the sum changes in its last bits, the same way at every call).
     """
     max_rest = -np.inf
     for i in range(lo, hi):
         max_rest = max(max_rest, -np.inf if in_top[i] else scores[i])
     if max_rest == -np.inf:
         return max_rest, max_rest
-    total = 0.0
     for i in range(lo, hi):
         e = exp_vectorizable(scores[i] - max_rest)  # computed for every document, kept for those outside
-        e = 0.0 if in_top[i] else e
-        outside[i] = e
-        total += e
+        outside[i] = 0.0 if in_top[i] else e
+    total = 0.0
+    for i in range(lo, hi):  # a loop of its own (see above _outside_exponentials)
+        total += outside[i]
     return max_rest, max_rest + np.log(total)
 
 
@@ -347,11 +353,11 @@ def _context_weights(q, scores, state, weight, inverse_z):
     biggest = -np.inf
     for i in range(lo, hi):
         biggest = max(biggest, scores[i])
-    rest = 0.0
     for i in range(lo, hi):
-        e = exp_vectorizable(scores[i] - biggest)
-        weight[i] = e
-        rest += 0.0 if in_top[i] else e
+        weight[i] = exp_vectorizable(scores[i] - biggest)
+    rest = 0.0
+    for i in range(lo, hi):  # a loop of its own (see above _outside_exponentials)
+        rest += 0.0 if in_top[i] else weight[i]
     for j in range(k - 1, -1, -1):
         for p in range(n_perm):
             e = p * k + j
