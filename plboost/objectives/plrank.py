@@ -448,10 +448,13 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                 n_touched += 1
             if not state.in_top[i]:
                 rest[slot] += outside[i]  # e^{s_i} / Z_0, or e^{s_i - max_rest} for log-masses
+        if not linear:
+            for slot in range(n_touched):
+                rest[slot] = np.log(rest[slot]) + max_rest if rest[slot] > 0.0 else -np.inf
         for p in range(n_perm):
+            for slot in range(n_touched):
+                mass[slot] = rest[slot]
             if not linear:  # log-masses, context by context
-                for slot in range(n_touched):
-                    mass[slot] = np.log(rest[slot]) + max_rest if rest[slot] > 0.0 else -np.inf
                 for t in range(union_start[q + 1] - first):
                     if union_position[(first + t) * n_perm + p] == k:
                         i = lo + union_docs[first + t]
@@ -467,8 +470,6 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                         share = min(np.exp(mass[slot] - log_z_context), 1.0)
                         curvature[touched[slot]] += share * (1.0 - share) / n_perm
                 continue
-            for slot in range(n_touched):
-                mass[slot] = rest[slot]
             for t in range(union_start[q + 1] - first):
                 if union_position[(first + t) * n_perm + p] == k:  # in the top k of another permutation only
                     i = lo + union_docs[first + t]
