@@ -63,37 +63,47 @@ def score_range(scores, lo, hi):
     return top, bottom
 
 
-#: runs this short are sorted by insertion before merging
+#: runs this short are sorted by insertion before merging (and such keys by insertion alone)
 _INSERTION_RUN = 16
+#: the insertion sort after the buckets gives up, to the merge sort, once it has moved this many times as many
+#: elements as there are keys (keys the buckets spread badly: a few far from the rest)
+_MOVES_PER_KEY = 8
+#: keys of one sign whose magnitudes span a wider ratio than this are bucketed by their logarithm
+_WIDE_RATIO = 256.0
+_SIGN_BIT = np.uint64(0x8000_0000_0000_0000)
+_LOW_BITS = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
 
 
 @kernel
 def stable_argsort(keys):
     """Indices that sort ``keys`` (no NaN) ascending, equal keys in their input order.
 
-    The same as ``np.argsort(keys, kind="stable")``: a stable order is unique. A bottom-up merge sort of
-    insertion-sorted runs, written here because Numba's generic ``argsort(kind="mergesort")`` costs about
-    2.5 s to compile into every kernel that uses it (issue 17), and its quicksort must not be used (see
-    SORTING in ``plboost/objectives/_base.py``).
+    The same as ``np.argsort(keys, kind="stable")``: a stable order is unique. The keys are first spread into
+    as many buckets as there are keys by a non-decreasing map (``_place_in_buckets``), which keeps equal keys
+    together and in input order, and an insertion sort then orders each bucket's few keys: time linear in the
+    keys where the map spreads them evenly, 3-4 times faster than a merge sort at 100-500 keys (issue 39). Where
+    it does not (the insertion sort moves more than ``_MOVES_PER_KEY`` elements per key), and for at most
+    ``_INSERTION_RUN`` keys, a bottom-up merge sort of insertion-sorted runs finishes, carrying the keys with
+    their indices. Written here because Numba's generic ``argsort(kind="mergesort")`` costs about 2.5 s to
+    compile into every kernel that uses it (issue 17), and its quicksort must not be used (see SORTING in
+    ``plboost/objectives/_base.py``).
     """
     n = keys.shape[0]
     order = np.empty(n, dtype=np.int64)  # np.arange would add a third to the compile time
-    for i in range(n):
-        order[i] = i
+    placed = np.empty(n, dtype=keys.dtype)  # the keys travel with their indices: no lookups through order
+    if n > _INSERTION_RUN and _place_in_buckets(keys, order, placed):
+        if _insertion_sort(order, placed, 0, n, _MOVES_PER_KEY * n):
+            return order
+    else:
+        for i in range(n):
+            order[i] = i
+            placed[i] = keys[i]
     for start in range(0, n, _INSERTION_RUN):
-        end = min(start + _INSERTION_RUN, n)
-        for i in range(start + 1, end):
-            item = order[i]
-            key = keys[item]
-            j = i - 1
-            while j >= start and keys[order[j]] > key:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = item
+        _insertion_sort(order, placed, start, min(start + _INSERTION_RUN, n), n * n)
     if n <= _INSERTION_RUN:
         return order
-    source = order
-    target = np.empty(n, dtype=np.int64)
+    source, source_keys = order, placed
+    target, target_keys = np.empty(n, dtype=np.int64), np.empty(n, dtype=keys.dtype)
     width = _INSERTION_RUN
     while width < n:
         for left in range(0, n, 2 * width):
@@ -101,21 +111,101 @@ def stable_argsort(keys):
             right = min(left + 2 * width, n)
             i, j, t = left, middle, left
             while i < middle and j < right:
-                if keys[source[j]] < keys[source[i]]:  # strict: ties take the left run's first
-                    target[t] = source[j]
-                    j += 1
-                else:
-                    target[t] = source[i]
-                    i += 1
+                right_first = source_keys[j] < source_keys[i]  # strict: ties take the left run's first
+                target[t] = source[j] if right_first else source[i]
+                target_keys[t] = source_keys[j] if right_first else source_keys[i]
+                j += 1 if right_first else 0
+                i += 0 if right_first else 1
                 t += 1
             while i < middle:
                 target[t] = source[i]
+                target_keys[t] = source_keys[i]
                 i += 1
                 t += 1
             while j < right:
                 target[t] = source[j]
+                target_keys[t] = source_keys[j]
                 j += 1
                 t += 1
         source, target = target, source
+        source_keys, target_keys = target_keys, source_keys
         width *= 2
     return source
+
+
+@helper
+def _insertion_sort(order, placed, start, end, most_moves):
+    """Sort ``placed[start:end]`` by insertion, moving ``order`` alike; False, leaving a permutation of both, as
+    soon as more than ``most_moves`` elements have moved."""
+    moves = 0
+    for i in range(start + 1, end):
+        item = order[i]
+        key = placed[i]
+        j = i - 1
+        while j >= start and placed[j] > key:
+            order[j + 1] = order[j]
+            placed[j + 1] = placed[j]
+            j -= 1
+        order[j + 1] = item
+        placed[j + 1] = key
+        moves += i - 1 - j
+        if moves > most_moves:
+            return False
+    return True
+
+
+@helper
+def _place_in_buckets(keys, order, placed):
+    """Place the keys (and their indices, in ``order``) by bucket, bucket b being the keys that a non-decreasing
+    map sends to b, in input order within a bucket; False (nothing placed) where the keys' range is not finite.
+
+    The map is linear in the key between the smallest and the largest, except for keys of one sign whose
+    magnitudes span more than ``_WIDE_RATIO`` (YetiRank's e^{s + ε}): there it is the key's bits read as an
+    integer in the keys' order, about linear in log |key|. Floating-point subtraction, multiplication and
+    rounding never reverse an order, so equal keys share a bucket and greater keys never go to an earlier one."""
+    n = keys.shape[0]
+    low = np.float64(keys[0]) + 0.0
+    high = low
+    for i in range(1, n):
+        low = min(low, np.float64(keys[i]))
+        high = max(high, np.float64(keys[i]))
+    spread = high - low
+    if not np.isfinite(spread):
+        return False
+    buckets = np.empty(n, dtype=np.int64)
+    smallest, largest = (low, high) if low > 0.0 else (-high, -low)
+    if smallest > 0.0 and largest > _WIDE_RATIO * smallest:
+        images = np.empty(n)
+        bits = images.view(np.uint64)
+        for i in range(n):
+            images[i] = np.float64(keys[i]) + 0.0  # -0.0 as 0.0: equal keys, equal bits
+        lowest = ~np.uint64(0)
+        highest = np.uint64(0)
+        for i in range(n):  # the bits in the keys' order: negative keys' all flipped, positive keys' sign bit
+            bits[i] ^= _SIGN_BIT | (bits[i] >> np.uint64(63)) * _LOW_BITS
+            lowest = min(lowest, bits[i])
+            highest = max(highest, bits[i])
+        shift = np.uint64(0)
+        while (highest - lowest) >> shift >= np.uint64(n):
+            shift += np.uint64(1)
+        for i in range(n):
+            buckets[i] = np.int64((bits[i] - lowest) >> shift)
+    elif spread > 0.0 and np.isfinite((n - 1) / spread):
+        scale = (n - 1) / spread
+        for i in range(n):
+            buckets[i] = min(np.int64((np.float64(keys[i]) - low) * scale), n - 1)
+    elif spread == 0.0:
+        buckets[:] = 0
+    else:  # a spread so narrow that (n - 1) / spread overflows
+        return False
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        starts[buckets[i] + 1] += 1
+    for b in range(n):
+        starts[b + 1] += starts[b]
+    for i in range(n):
+        at = starts[buckets[i]]
+        starts[buckets[i]] = at + 1
+        order[at] = i
+        placed[at] = keys[i]
+    return True
