@@ -171,7 +171,10 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
 def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, discounts, mode, top, neighbors, scale,
                        pair_weight_hessian, g_sum, h_sum):
     """Add the pairs of one sampled ranking, each weighted ``scale`` times its c, to the sums of g and h."""
-    if mode == _CLASSIC:  # the default, in a loop of its own: a fifth of the call faster than the general one
+    if mode == _CLASSIC and neighbors == 1:
+        _add_neighbour_pairs(scores, labels, lo, n, ranked, expo, decays, scale, pair_weight_hessian, g_sum, h_sum)
+        return
+    if mode == _CLASSIC:  # in a loop of its own: a fifth of the call faster than the general one
         for t in range(n - 1):
             for u in range(t + 1, min(n, t + 1 + neighbors)):
                 a = ranked[t]
@@ -203,6 +206,38 @@ def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, disco
             h, l = (ranked[t], ranked[u]) if labels[lo + ranked[t]] > labels[lo + ranked[u]] \
                 else (ranked[u], ranked[t])
             _add_pair(scores, lo, h, l, c * scale, expo, pair_weight_hessian, g_sum, h_sum)
+
+
+@helper
+def _add_neighbour_pairs(scores, labels, lo, n, ranked, expo, decays, scale, pair_weight_hessian, g_sum, h_sum):
+    """``_add_ranking_pairs`` for the classic weights and one neighbour (CatBoost's default): the same sums, added
+    in the same order, in half the time (issue 39). The pair at positions (t, t + 1) passes its part of the sums
+    of the document at t + 1 on in registers (``carry_*``), to be stored with that document's pair with t + 2, so
+    no iteration reads a sum the one before wrote. Which of the two is the higher-rated document (at random in a
+    sampled ranking) enters as a sign and a selected value, not as a branch."""
+    carry_g = 0.0
+    carry_h = 0.0
+    for t in range(n - 1):
+        a = ranked[t]
+        b = ranked[t + 1]
+        difference = labels[lo + a] - labels[lo + b]
+        sign = np.float64(difference > 0.0) * 2.0 - 1.0  # +1: a is the higher; -1: b (or equal labels, c = 0)
+        denominator = expo[a] + expo[b]
+        lower = expo[b] if difference > 0.0 else expo[a]
+        if denominator > 1e-280:
+            prob = lower / denominator
+        else:
+            prob = 1.0 / (1.0 + np.exp(sign * (scores[lo + a] - scores[lo + b])))
+        c = decays[t] * abs(difference) * scale
+        step = c * prob  # as _add_pair: g_h -= step, g_l += step
+        curvature = c if pair_weight_hessian else step * (1.0 - prob)
+        g_sum[a] = (g_sum[a] + carry_g) - sign * step  # a's pair with t - 1 first, then this one
+        h_sum[a] = (h_sum[a] + carry_h) + curvature
+        carry_g = sign * step
+        carry_h = curvature
+    last = ranked[n - 1]
+    g_sum[last] += carry_g
+    h_sum[last] += carry_h
 
 
 @helper(inline="always")
