@@ -96,32 +96,33 @@ def log_one_plus_exp(x):
 
 
 @helper
-def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, inverse_max_dcg, sigma, rank_weight,
-                 mu, divide, lightgbm_arithmetic, with_loss, lam, nu):
-    """The pair terms of one sorted query, in LightGBM's order (module docstring, F with a = ``rank_weight``).
+def lambda_pairs(score, level, n_levels, gain, expo, discounts, distance_weights, limit, inverse_max_dcg, sigma,
+                 rank_weight, mu, divide, lightgbm_arithmetic, with_loss, lam, nu):
+    """The pair terms of one sorted query (module docstring, F with a = ``rank_weight``); ``n_levels`` label
+    levels.
 
     Returns (Λ, loss): with ``with_loss``, the loss Σ F log(1 + e^{-σ (s_h - s_l)}) of the pairs as weighted
     (meaningful without ``divide``), else 0. The exact sigmoid comes from ``expo`` (e^{σ (s - max)} by position)
-    without an exponential per pair. With ``lightgbm_arithmetic`` the terms are LightGBM's bit for bit at μ = 0:
-    its sigmoid table, its order of operations, float32 sums (each document's sum sees its terms in LightGBM's
-    order).
+    without an exponential per pair; each position's partners further down are visited level by level, as
+    uMart's. With ``lightgbm_arithmetic`` the terms are LightGBM's bit for bit at μ = 0: its sigmoid table, its
+    order of operations, float32 sums (each document's sum sees its terms in LightGBM's order).
     """
     n = score.shape[0]
     total = 0.0
     loss = 0.0
-    for i in range(limit):
-        for j in range(i + 1, n):
-            if level[i] == level[j]:
-                continue
-            ih, il = (i, j) if level[i] > level[j] else (j, i)
-            gap = score[ih] - score[il]
-            weight = rank_weight * abs(discounts[ih] - discounts[il])
-            if mu > 0.0:
-                weight += mu * distance_weights[j - i]
-            f = (gain[ih] - gain[il]) * weight * inverse_max_dcg
-            if divide:
-                f /= DISTANCE_EPSILON + abs(gap)
-            if lightgbm_arithmetic:
+    if lightgbm_arithmetic:
+        for i in range(limit):
+            for j in range(i + 1, n):
+                if level[i] == level[j]:
+                    continue
+                ih, il = (i, j) if level[i] > level[j] else (j, i)
+                gap = score[ih] - score[il]
+                weight = rank_weight * abs(discounts[ih] - discounts[il])
+                if mu > 0.0:
+                    weight += mu * distance_weights[j - i]
+                f = (gain[ih] - gain[il]) * weight * inverse_max_dcg
+                if divide:
+                    f /= DISTANCE_EPSILON + abs(gap)
                 p_l = lightgbm_sigmoid(gap, sigma)
                 step = p_l * (sigma * f)
                 curvature = np.float32((p_l * (1.0 - p_l)) * (sigma * sigma * f))
@@ -129,19 +130,65 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
                 lam[ih] = np.float32(lam[ih]) - np.float32(step)
                 nu[il] = np.float32(nu[il]) + curvature
                 nu[ih] = np.float32(nu[ih]) + curvature
-            else:
-                denominator = expo[ih] + expo[il]
-                p_l = expo[il] / denominator if denominator > 1e-280 else 1.0 / (1.0 + np.exp(sigma * gap))
+                total += 2.0 * step
+        return total, loss
+    # i's partners level by level, as uMart's: no test of labels per pair (a third of the call; issue 39)
+    start, members, cursor = level_members(level, n_levels)
+    for i in range(limit):
+        level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
+        cursor[level_i] += 1
+        lam_i = 0.0
+        nu_i = 0.0
+        for r in range(n_levels):
+            if r == level_i:
+                continue
+            sign = 1.0 if r < level_i else -1.0  # +1: i is the higher-rated
+            for t in range(cursor[r], start[r + 1]):
+                j = members[t]
+                gap = sign * (score_i - score[j])  # s_h - s_l
+                weight = rank_weight * abs(discount_i - discounts[j])
+                if mu > 0.0:
+                    weight += mu * distance_weights[j - i]
+                f = sign * (gain_i - gain[j]) * weight * inverse_max_dcg
+                if divide:
+                    f /= DISTANCE_EPSILON + abs(gap)
+                denominator = expo_i + expo[j]
+                if denominator > 1e-280:
+                    p_l = (expo[j] if sign > 0.0 else expo_i) / denominator
+                else:
+                    p_l = 1.0 / (1.0 + np.exp(sigma * gap))
                 step = p_l * (sigma * f)
                 curvature = (p_l * (1.0 - p_l)) * (sigma * sigma * f)
-                lam[il] += step
-                lam[ih] -= step
-                nu[il] += curvature
-                nu[ih] += curvature
+                lam_i -= sign * step  # lambda_h -= step, lambda_l += step
+                lam[j] += sign * step
+                nu_i += curvature
+                nu[j] += curvature
                 if with_loss:
                     loss += f * log_one_plus_exp(-sigma * gap)
-            total += 2.0 * step
+                total += 2.0 * step
+        lam[i] += lam_i
+        nu[i] += nu_i
     return total, loss
+
+
+@helper
+def level_members(level, n_levels):
+    """The positions of each label level, in order: ``members[start[r]:start[r + 1]]`` are level r's; and
+    ``cursor``, a copy of ``start[:n_levels]`` for walking them."""
+    n = level.shape[0]
+    start = np.zeros(n_levels + 1, dtype=np.int64)
+    for i in range(n):
+        start[level[i] + 1] += 1
+    for r in range(n_levels):
+        start[r + 1] += start[r]
+    members = np.empty(n, dtype=np.int64)
+    cursor = start[:n_levels].copy()
+    for i in range(n):
+        members[cursor[level[i]]] = i
+        cursor[level[i]] += 1
+    for r in range(n_levels):
+        cursor[r] = start[r]
+    return start, members, cursor
 
 
 @helper
@@ -206,11 +253,11 @@ def lambda_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
             grad[lo:hi] = 0.0
             hess[lo:hi] = 0.0
             continue
-        by_score, score, gain, expo, level, _ = sorted_query(scores, labels, lo, hi, gains, sigma)
+        by_score, score, gain, expo, level, n_levels = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
-        total_lambda, losses[q] = lambda_pairs(score, level, gain, expo, discounts, distance_weights,
-                                               min(n - 1, truncation), inverse_max_dcgs[q], sigma, rank_weight, mu,
-                                               score_distance_norm and score[0] != score[n - 1], lightgbm_arithmetic,
-                                               with_loss, lam_p, nu_p)
+        total_lambda, losses[q] = lambda_pairs(score, level, np.int64(n_levels), gain, expo, discounts,
+                                               distance_weights, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
+                                               rank_weight, mu, score_distance_norm and score[0] != score[n - 1],
+                                               lightgbm_arithmetic, with_loss, lam_p, nu_p)
         write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)
