@@ -157,7 +157,8 @@ def _insertion_sort(order, placed, start, end, most_moves):
 @helper
 def _place_in_buckets(keys, order, placed):
     """Place the keys (and their indices, in ``order``) by bucket, bucket b being the keys that a non-decreasing
-    map sends to b, in input order within a bucket; False (nothing placed) where the keys' range is not finite.
+    map sends to b, in input order within a bucket; False (nothing placed) where the keys' range is not finite
+    or too narrow to divide by.
 
     The map is linear in the key between the smallest and the largest, except for keys of one sign whose
     magnitudes span more than ``_WIDE_RATIO`` (YetiRank's e^{s + ε}): there it is the key's bits read as an

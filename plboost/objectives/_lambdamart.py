@@ -132,7 +132,7 @@ def lambda_pairs(score, level, n_levels, gain, expo, discounts, distance_weights
                 nu[ih] = np.float32(nu[ih]) + curvature
                 total += 2.0 * step
         return total, loss
-    # i's partners level by level, as uMart's: no test of labels per pair (a third of the call; issue 39)
+    # i's partners level by level, as uMart's: no test of labels per pair, a branch that the score order makes random
     start, members, cursor = level_members(level, n_levels)
     for i in range(limit):
         level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
