@@ -5,7 +5,9 @@ cache when the package directory is read-only, so a new process does not recompi
 Numba finds neither writable (a read-only installation and an unwritable home directory, or
 ``$NUMBA_CACHE_DIR`` unwritable), the cache goes to a private directory of this user under the system's
 temporary directory, and where there is none either, kernels are compiled without a cache; one warning
-(:class:`CacheWarning`) says which.
+(:class:`CacheWarning`) says which. Numba takes a cache entry as fresh while its kernel's own source file is
+unchanged; here an edit of any module with kernels in the same package makes the package's entries stale
+(:func:`_package_sources_stamp`), since a kernel's compiled code holds the helpers it calls from other files.
 
 Kernels are serial. Work is spread over threads by :func:`over_queries`, which hands each thread a
 contiguous range of queries: each query writes only its own slice of the outputs, so no synchronisation is
@@ -34,6 +36,7 @@ from __future__ import annotations
 import itertools
 import os
 import pickle
+import re
 import stat
 import tempfile
 import threading
@@ -157,7 +160,6 @@ def activate(lazy: LazyKernel | None = None):
                 _watch_compiles(numba)
                 for pending in _lazy_kernels:
                     pending.dispatcher = _compiled(numba, pending.py_func, pending.options)
-                    _tolerate_damaged_cache(pending.dispatcher)
                 replacements = {id(pending): pending.dispatcher for pending in _lazy_kernels}
                 for name, module in list(sys.modules.items()):
                     if name == "plboost" or name.startswith("plboost."):
@@ -213,14 +215,67 @@ def _watch_compiles(numba) -> None:
 def _compiled(numba, func, options: dict):
     options = {**_OPTIONS, "cache": CACHE, **options}
     if options.pop("python_entry", True) or numba.config.DISABLE_JIT:
-        return numba.njit(**options)(func)
-    cache = options.pop("cache")
-    dispatcher = _helper_dispatcher_class(numba)(
-        py_func=func, locals={}, targetoptions={"nopython": True, "no_cpython_wrapper": True,
-                                                "no_cfunc_wrapper": True, **options})
-    if cache:
-        dispatcher.enable_caching()
+        dispatcher = numba.njit(**options)(func)
+    else:
+        cache = options.pop("cache")
+        dispatcher = _helper_dispatcher_class(numba)(
+            py_func=func, locals={}, targetoptions={"nopython": True, "no_cpython_wrapper": True,
+                                                    "no_cfunc_wrapper": True, **options})
+        if cache:
+            dispatcher.enable_caching()
+    _stamp_with_package_sources(dispatcher)
+    _tolerate_damaged_cache(dispatcher)
     return dispatcher
+
+
+_KERNEL_DEFINITION = re.compile(r"^@(?:kernel|helper)\b", re.MULTILINE)
+_package_stamps: dict[Path, tuple] = {}
+
+
+def _package_root(source: Path) -> Path | None:
+    """The directory of the top-level package that ``source`` belongs to; None outside packages."""
+    root = source.parent
+    if not (root / "__init__.py").is_file():
+        return None
+    while (root.parent / "__init__.py").is_file():
+        root = root.parent
+    return root
+
+
+def _package_sources_stamp(source_file) -> tuple:
+    """(path, mtime, size) of every module of ``source_file``'s top-level package that defines kernels or helpers
+    (a line starting ``@kernel`` or ``@helper``), read once per package and process; () outside packages.
+
+    Numba takes a cached kernel as fresh while the stamp of its own source file is unchanged, but a kernel's
+    compiled code also holds the helpers it calls, and the module constants they read, from other files: after an
+    edit of ``_numerics.py`` (a ``git pull``), every kernel calling its sort kept running the former sort. Each
+    kernel's cache entry is stamped with its package's kernel modules as well (:func:`_compiled`), so that an
+    edit of any of them compiles the package's kernels again, each when it is next used. A value that kernels
+    read at compile time belongs in a module with kernels, where this stamp sees it."""
+    root = _package_root(Path(source_file).resolve())
+    if root is None:
+        return ()
+    if root not in _package_stamps:
+        stamp = []
+        for path in sorted(root.rglob("*.py")):
+            try:
+                if _KERNEL_DEFINITION.search(path.read_text(encoding="utf-8", errors="replace")):
+                    status = path.stat()
+                    stamp.append((path.relative_to(root).as_posix(), status.st_mtime_ns, status.st_size))
+            except OSError:  # pragma: no cover - a file removed or unreadable while scanned
+                continue
+        _package_stamps[root] = tuple(stamp)
+    return _package_stamps[root]
+
+
+def _stamp_with_package_sources(dispatcher) -> None:
+    """Make ``dispatcher``'s cache entries stale when any kernel module of its package changes, not only its own
+    source file (:func:`_package_sources_stamp`)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is None or not hasattr(cache_file, "_source_stamp"):
+        return
+    source = dispatcher.py_func.__code__.co_filename
+    cache_file._source_stamp = (cache_file._source_stamp, _package_sources_stamp(source))
 
 
 def _tolerate_damaged_cache(dispatcher) -> None:

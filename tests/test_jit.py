@@ -341,6 +341,53 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
 
 
+_STALE_KERNEL = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from plboost import _jit
+from tiny_package.kernels import compute
+print(compute(), _jit.compile_seconds() > 0)
+"""
+
+
+@pytest.mark.compiled_only("no cache without compilation")
+def test_an_edited_helper_in_another_module_compiles_its_callers_again(tmp_path):
+    """Numba took a cached kernel as fresh while its own file was unchanged: after an edit of a helper it calls
+    from another module (a ``git pull``), the kernel kept the former helper's code. Now an edit of any module
+    with kernels compiles them again; other modules' edits, and unchanged files, load from the cache."""
+    package = tmp_path / "tiny_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text("from plboost._jit import kernel\nfrom .helpers import value\n\n\n"
+                                        "@kernel\ndef compute():\n    return value() + 0.5\n")
+    helpers = package / "helpers.py"
+    notes = package / "notes.py"  # no kernels: its edits change nothing compiled
+    notes.write_text("NOTE = 1\n")
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_DISABLE_JIT"}
+    environment["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+
+    def edit(path, text):
+        stamp = path.stat().st_mtime_ns + 10**9 if path.exists() else None
+        path.write_text(text)
+        if stamp is not None:
+            os.utime(path, ns=(stamp, stamp))  # a later stamp even where the clock is coarse
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", _STALE_KERNEL, str(tmp_path)], capture_output=True, text=True,
+                              env=environment, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    edit(helpers, "from plboost._jit import helper\n\n\n@helper\ndef value():\n    return 1.0\n")
+    assert run() == ["1.5", "True"]
+    assert run() == ["1.5", "False"]  # from the cache
+    edit(helpers, "from plboost._jit import helper\n\n\n@helper\ndef value():\n    return 2.0\n")
+    assert run() == ["2.5", "True"]  # the kernel's own file did not change
+    assert run() == ["2.5", "False"]
+    edit(notes, "NOTE = 2\n")
+    assert run() == ["2.5", "False"]
+
+
 @pytest.mark.compiled_only("no cache without compilation")
 def test_a_damaged_cache_entry_is_compiled_again_with_one_warning(tmp_path):
     """A .nbi or .nbc file cut in half raised UnpicklingError at every call of every command: now the kernel is
