@@ -13,6 +13,13 @@ give the (node, document) terms of the integrand evaluated per document: the qua
     python scripts/_bench_partition.py                 # about 1M documents, 5 repeats
     python scripts/_bench_partition.py --small
     python scripts/_bench_partition.py --threads 1 --clock cpu
+    python scripts/_bench_partition.py --step-sizes --threads 1 --clock cpu   # the quadrature's cost by step size
+
+``--step-sizes`` prints, in place of the rows above, what one step's quadrature costs as its partition grows:
+queries of n relevant documents above 40 irrelevant ones, PL-Partition's call less PL-LB's (the same partitioning
+and closed-form terms, without the quadrature), per (node, document) term of the integrand and per node (one
+evaluation of the integrand at every document of the step). A node's cost is a fixed part plus a part per document;
+the fit of the two is printed below the table.
 
 On a machine shared with other work, ``--clock cpu`` times the process's CPU time (all threads) instead
 of the wall clock, which other processes barely disturb.
@@ -113,6 +120,46 @@ def partition_rows(n_docs: int, repeats: int, clock=time.perf_counter) -> list[d
     return rows
 
 
+def kernel_call(objective, scores, data, grad, hess):
+    """``objective``'s kernel on query data already checked (what each engine call runs after the first)."""
+    return lambda: objective._gradients(scores, data, None, grad, hess)
+
+
+def step_size_rows(n_docs: int, repeats: int, clock=time.perf_counter,
+                   sizes=(4, 8, 16, 32, 64, 128, 512)) -> list[dict]:
+    """The quadrature's cost per term and per node by the size n of the step's partition: about ``n_docs``
+    documents in queries of n relevant documents above 40 irrelevant ones (one step each), PL-Partition's
+    call less PL-LB's, both through ``.gradients``' kernel on one set of query data."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for size in sizes:
+        width = size + 40
+        n_queries = max(1, n_docs // width)
+        labels = np.tile(np.r_[np.ones(size, dtype=np.int64), np.zeros(40, dtype=np.int64)], n_queries)
+        offsets = np.arange(n_queries + 1, dtype=np.int64) * width
+        scores = rng.normal(size=labels.size)
+        data = QueryData.from_arrays(labels, offsets)
+        grad, hess = np.empty(labels.size, dtype=np.float32), np.empty(labels.size, dtype=np.float32)
+        partition, bound = PLPartition(), PLLowerBound()
+        ours, theirs = alternate(kernel_call(partition, scores, data, grad, hess),
+                                 kernel_call(bound, scores, data, grad, hess), repeats, clock)
+        _, evaluations = partition._run_counting(scores, data, grad, hess)
+        terms = float(evaluations.sum())
+        quadrature = max(ours - theirs, 0.0)
+        rows.append({"documents in the step": size, "queries": n_queries, "PL-Partition ms": 1e3 * ours,
+                     "PL-LB ms": 1e3 * theirs, "terms per document": terms / (size * n_queries),
+                     "ns per term": 1e9 * quadrature / terms, "ns per node": 1e9 * quadrature * size / terms})
+    return rows
+
+
+def node_cost_fit(rows: list[dict]) -> str:
+    """Least-squares fit of ns per node = fixed + per document x documents, over the rows."""
+    sizes = np.array([row["documents in the step"] for row in rows], dtype=float)
+    per_node = np.array([row["ns per node"] for row in rows])
+    per_document, fixed = np.polyfit(sizes, per_node, 1)
+    return f"ns per node = {fixed:.1f} + {per_document:.2f} x documents in the step (least squares over the rows)"
+
+
 def print_table(rows: list[dict]) -> None:
     """Rows as a Markdown table (bench.py prints its sections with it too)."""
     columns = list(rows[0])
@@ -130,12 +177,20 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=_positive_int, default=None,
                         help=f"Numba threads, at most {numba.config.NUMBA_NUM_THREADS} here (default: Numba's)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    parser.add_argument("--step-sizes", action="store_true",
+                        help="the quadrature's cost per term and per node by the step's size, in place of the rows")
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
         parser.error(f"--threads: at most {numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {args.threads}")
     if args.threads:
         numba.set_num_threads(args.threads)
     print(f"# PL-Partition: {numba.get_num_threads()} threads, {args.clock} clock\n")
+    if args.step_sizes:
+        rows = step_size_rows(20_000 if args.small else 400_000, args.repeats or (1 if args.small else 15),
+                              CLOCKS[args.clock])
+        print_table(rows)
+        print("\n" + node_cost_fit(rows))
+        return 0
     print_table(partition_rows(20_000 if args.small else 1_000_000, args.repeats or (1 if args.small else 5),
                                CLOCKS[args.clock]))
     return 0

@@ -253,3 +253,12 @@ def test_pl_rank3_rankings_noise_falls_with_the_number_of_rankings(shared_data):
     for column in range(3):  # gradient, hessian and leaf-sum noise
         assert rows[100][column] < rows[1][column] / 10, out
     assert 0.5 < rows[100][3] <= 1.0 and rows[1][3] < rows[100][3], out  # cosine with the reference
+
+
+def test_partition_step_sizes_print_every_size_and_the_fit_of_a_node():
+    out = run_script("_bench_partition.py", "--step-sizes", "--small", "--threads", "1")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [int(row[0]) for row in rows] == [4, 8, 16, 32, 64, 128, 512]
+    terms_per_document = [float(row[4]) for row in rows]
+    assert all(15 < terms < 40 for terms in terms_per_document), terms_per_document  # the trapezoid's nodes
+    assert "ns per node = " in out and "x documents in the step" in out
