@@ -95,23 +95,28 @@ def log_one_plus_exp(x):
     return np.log1p(np.exp(x))
 
 
+#: below this e^{σ (s - max)}, a pair's exact sigmoid comes from an exponential of its own (both terms may be 0)
+_TINY_EXPO = 1e-280
+
+
 @helper
-def lambda_pairs(score, level, n_levels, gain, expo, discounts, distance_weights, limit, inverse_max_dcg, sigma,
-                 rank_weight, mu, divide, lightgbm_arithmetic, with_loss, lam, nu):
-    """The pair terms of one sorted query (module docstring, F with a = ``rank_weight``); ``n_levels`` label
-    levels.
+def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, inverse_max_dcg, sigma, rank_weight, mu,
+                 divide, lightgbm_arithmetic, with_loss, lam, nu):
+    """The pair terms of one sorted query (module docstring, F with a = ``rank_weight``).
 
     Returns (Λ, loss): with ``with_loss``, the loss Σ F log(1 + e^{-σ (s_h - s_l)}) of the pairs as weighted
     (meaningful without ``divide``), else 0. The exact sigmoid comes from ``expo`` (e^{σ (s - max)} by position)
-    without an exponential per pair; each position's partners further down are visited level by level, as
-    uMart's. With ``lightgbm_arithmetic`` the terms are LightGBM's bit for bit at μ = 0: its sigmoid table, its
-    order of operations, float32 sums (each document's sum sees its terms in LightGBM's order).
+    without an exponential per pair: each position's pairs with every later position in one loop that LLVM
+    vectorises (:func:`_pairs_after`), where pairs of one label weigh 0. Without the vectorised loop (the loss
+    asked for, or e^{σ (s_i - max)} below ``_TINY_EXPO``) pair by pair. With ``lightgbm_arithmetic`` the terms are
+    LightGBM's bit for bit at μ = 0: its sigmoid table, its order of operations, float32 sums (each document's sum
+    sees its terms in LightGBM's order).
     """
     n = score.shape[0]
     total = 0.0
     loss = 0.0
-    if lightgbm_arithmetic:
-        for i in range(limit):
+    for i in range(limit):
+        if lightgbm_arithmetic:
             for j in range(i + 1, n):
                 if level[i] == level[j]:
                     continue
@@ -131,44 +136,68 @@ def lambda_pairs(score, level, n_levels, gain, expo, discounts, distance_weights
                 nu[il] = np.float32(nu[il]) + curvature
                 nu[ih] = np.float32(nu[ih]) + curvature
                 total += 2.0 * step
-        return total, loss
-    # i's partners level by level, as uMart's: no test of labels per pair, a branch that the score order makes random
-    start, members, cursor = level_members(level, n_levels)
-    for i in range(limit):
-        level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
-        cursor[level_i] += 1
-        lam_i = 0.0
-        nu_i = 0.0
-        for r in range(n_levels):
-            if r == level_i:
+            continue
+        if not with_loss and expo[i] > _TINY_EXPO:
+            lam_i, nu_i, total_i = _pairs_after(i, score, level, gain, expo, discounts, distance_weights,
+                                                inverse_max_dcg, sigma, rank_weight, mu, divide, lam, nu)
+            lam[i] += lam_i
+            nu[i] += nu_i
+            total += total_i
+            continue
+        for j in range(i + 1, n):
+            if level[i] == level[j]:
                 continue
-            sign = 1.0 if r < level_i else -1.0  # +1: i is the higher-rated
-            for t in range(cursor[r], start[r + 1]):
-                j = members[t]
-                gap = sign * (score_i - score[j])  # s_h - s_l
-                weight = rank_weight * abs(discount_i - discounts[j])
-                if mu > 0.0:
-                    weight += mu * distance_weights[j - i]
-                f = sign * (gain_i - gain[j]) * weight * inverse_max_dcg
-                if divide:
-                    f /= DISTANCE_EPSILON + abs(gap)
-                denominator = expo_i + expo[j]
-                if denominator > 1e-280:
-                    p_l = (expo[j] if sign > 0.0 else expo_i) / denominator
-                else:
-                    p_l = 1.0 / (1.0 + np.exp(sigma * gap))
-                step = p_l * (sigma * f)
-                curvature = (p_l * (1.0 - p_l)) * (sigma * sigma * f)
-                lam_i -= sign * step  # lambda_h -= step, lambda_l += step
-                lam[j] += sign * step
-                nu_i += curvature
-                nu[j] += curvature
-                if with_loss:
-                    loss += f * log_one_plus_exp(-sigma * gap)
-                total += 2.0 * step
-        lam[i] += lam_i
-        nu[i] += nu_i
+            sign = 1.0 if level[i] > level[j] else -1.0  # +1: i is the higher-rated
+            gap = sign * (score[i] - score[j])  # s_h - s_l
+            weight = rank_weight * abs(discounts[i] - discounts[j]) + mu * distance_weights[j - i]
+            f = sign * (gain[i] - gain[j]) * weight * inverse_max_dcg
+            if divide:
+                f /= DISTANCE_EPSILON + abs(gap)
+            denominator = expo[i] + expo[j]
+            if denominator > _TINY_EXPO:
+                p_l = (expo[j] if sign > 0.0 else expo[i]) / denominator
+            else:
+                p_l = 1.0 / (1.0 + np.exp(sigma * gap))
+            step = p_l * (sigma * f)
+            curvature = (p_l * (1.0 - p_l)) * (sigma * sigma * f)
+            lam[i] -= sign * step  # lambda_h -= step, lambda_l += step
+            lam[j] += sign * step
+            nu[i] += curvature
+            nu[j] += curvature
+            if with_loss:
+                loss += f * log_one_plus_exp(-sigma * gap)
+            total += 2.0 * step
     return total, loss
+
+
+@helper(fastmath={"reassoc"})
+def _pairs_after(i, score, level, gain, expo, discounts, distance_weights, inverse_max_dcg, sigma, rank_weight, mu,
+                 divide, lam, nu):
+    """Position i's pair terms with every position j > i, added to ``lam[j]`` and ``nu[j]``; returns i's own sums
+    (λ_i, ν_i) and the pairs' Σ 2 σ p_l F. A loop without a branch, over arrays read in order, that LLVM vectorises:
+    pairs of one label have G_h - G_l = 0 and add exactly 0 (no test of labels; about 40% of the (i, j) on
+    MSLR-like queries, against a loop at a quarter of the cost per pair); μ δ is added at μ = 0 too (+0). Only the
+    sums over j are reassociated. Needs e^{σ (s_i - max)} > ``_TINY_EXPO`` (no exponential per pair)."""
+    level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
+    lam_i = 0.0
+    nu_i = 0.0
+    total = 0.0
+    for position in range(i + 1, score.shape[0]):
+        j = np.uint64(position)  # unsigned: no negative-index wraparound in the vectorised loop
+        sign = 1.0 if level_i > level[j] else -1.0  # +1: i is the higher-rated
+        gap = sign * (score_i - score[j])  # s_h - s_l
+        weight = rank_weight * abs(discount_i - discounts[j]) + mu * distance_weights[np.uint64(position - i)]
+        f = sign * (gain_i - gain[j]) * weight * inverse_max_dcg
+        f = f / (DISTANCE_EPSILON + abs(gap)) if divide else f
+        p_l = (expo[j] if sign > 0.0 else expo_i) / (expo_i + expo[j])
+        step = p_l * (sigma * f)
+        curvature = (p_l * (1.0 - p_l)) * (sigma * sigma * f)
+        lam_i -= sign * step  # lambda_h -= step, lambda_l += step
+        lam[j] += sign * step
+        nu_i += curvature
+        nu[j] += curvature
+        total += 2.0 * step
+    return lam_i, nu_i, total
 
 
 @helper
@@ -253,11 +282,11 @@ def lambda_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
             grad[lo:hi] = 0.0
             hess[lo:hi] = 0.0
             continue
-        by_score, score, gain, expo, level, n_levels = sorted_query(scores, labels, lo, hi, gains, sigma)
+        by_score, score, gain, expo, level, _ = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)
         nu_p = np.zeros(n)
-        total_lambda, losses[q] = lambda_pairs(score, level, np.int64(n_levels), gain, expo, discounts,
-                                               distance_weights, min(n - 1, truncation), inverse_max_dcgs[q], sigma,
-                                               rank_weight, mu, score_distance_norm and score[0] != score[n - 1],
+        total_lambda, losses[q] = lambda_pairs(score, level, gain, expo, discounts, distance_weights,
+                                               min(n - 1, truncation), inverse_max_dcgs[q], sigma, rank_weight, mu,
+                                               score_distance_norm and score[0] != score[n - 1],
                                                lightgbm_arithmetic, with_loss, lam_p, nu_p)
         write_query(lo, by_score, lam_p, nu_p, total_lambda, log_norm, grad, hess)

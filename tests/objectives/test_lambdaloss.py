@@ -61,7 +61,8 @@ def lambdamart_reference(scores, weights, sigma=1.0, norm=True):
     for (i, j), f in weights.items():
         if norm and spread:
             f /= float(np.float32(0.01)) + abs(scores[i] - scores[j])
-        p = 1 / (1 + math.exp(sigma * (scores[i] - scores[j])))
+        x = sigma * (scores[i] - scores[j])
+        p = math.exp(-x) / (1 + math.exp(-x)) if x > 0 else 1 / (1 + math.exp(x))  # no overflow at any gap
         lam[i] -= sigma * p * f
         lam[j] += sigma * p * f
         nu[i] += sigma ** 2 * p * (1 - p) * f
@@ -137,8 +138,9 @@ def test_hessians_are_positive_and_finite_at_extreme_scores():
     ({"mu": 1.5, "lambdarank_truncation_level": 3}, {"mu": 1.5, "truncation": 3}),
     ({"loss": "ndcg_loss2", "lambdarank_norm": False}, {"loss": "ndcg_loss2", "mu": 1.0, "truncation": 30}),
 ])
-def test_the_lightgbm_preset_matches_lambdamart_with_the_distance_term(params, reference):
-    scores, labels, offsets = random_queries(seed=11)
+@pytest.mark.parametrize("scale", [2.0, 400.0])  # 400: e^{s - max} below 1e-280 in the top 30, pairs' own sigmoids
+def test_the_lightgbm_preset_matches_lambdamart_with_the_distance_term(params, reference, scale):
+    scores, labels, offsets = random_queries(seed=11, scale=scale)
     norm = params.get("lambdarank_norm", True)
     grad, hess = LambdaLoss(hessian_floor=0.0, **params).gradients(scores, labels, offsets)
     for q in range(len(offsets) - 1):
