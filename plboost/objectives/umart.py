@@ -38,7 +38,28 @@ from .._constraints import Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
-                          level_members, position_discounts, sorted_query, write_query)
+                          position_discounts, sorted_query, write_query)
+
+
+@helper
+def _level_members(level, n_levels):
+    """The positions of each label level, in order: ``members[start[r]:start[r + 1]]`` are level r's; and
+    ``cursor``, a copy of ``start[:n_levels]`` for walking them."""
+    n = level.shape[0]
+    start = np.zeros(n_levels + 1, dtype=np.int64)
+    for i in range(n):
+        start[level[i] + 1] += 1
+    for r in range(n_levels):
+        start[r + 1] += start[r]
+    members = np.empty(n, dtype=np.int64)
+    cursor = start[:n_levels].copy()
+    for i in range(n):
+        members[cursor[level[i]]] = i
+        cursor[level[i]] += 1
+    for r in range(n_levels):
+        cursor[r] = start[r]
+    return start, members, cursor
+
 
 @helper
 def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, windows, several, limit,
@@ -49,7 +70,7 @@ def _window_pairs(score, level, n_levels, gain, expo, discounts, window_of, wind
     level are a contiguous run with a fixed high/low role (and, when j is the higher-rated, a fixed
     window of i): the inner loops carry no label tests.
     """
-    start, members, cursor = level_members(level, n_levels)  # cursor: the first member of each level after i
+    start, members, cursor = _level_members(level, n_levels)  # cursor: the first member of each level after i
     total = 0.0
     for i in range(limit):
         level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
