@@ -228,7 +228,7 @@ def _compiled(numba, func, options: dict):
     return dispatcher
 
 
-_KERNEL_DEFINITION = re.compile(r"^@(?:kernel|helper)\b", re.MULTILINE)
+_KERNEL_DEFINITION = re.compile(r"^@(?:[\w.]+\.)?(?:kernel|helper)\b", re.MULTILINE)  # also @_jit.kernel
 _package_stamps: dict[Path, tuple] = {}
 
 
@@ -244,7 +244,8 @@ def _package_root(source: Path) -> Path | None:
 
 def _package_sources_stamp(source_file) -> tuple:
     """(path, mtime, size) of every module of ``source_file``'s top-level package that defines kernels or helpers
-    (a line starting ``@kernel`` or ``@helper``), read once per package and process; () outside packages.
+    (a line starting ``@kernel`` or ``@helper``, or ``@_jit.kernel`` and the like), read once per package and
+    process; () outside packages.
 
     Numba takes a cached kernel as fresh while the stamp of its own source file is unchanged, but a kernel's
     compiled code also holds the helpers it calls, and the module constants they read, from other files: after an
