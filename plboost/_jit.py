@@ -251,13 +251,15 @@ def _package_sources_stamp(source_file) -> tuple:
     compiled code also holds the helpers it calls, and the module constants they read, from other files: after an
     edit of ``_numerics.py`` (a ``git pull``), every kernel calling its sort kept running the former sort. Each
     kernel's cache entry is stamped with its package's kernel modules as well (:func:`_compiled`), so that an
-    edit of any of them compiles the package's kernels again, each when it is next used. A value that kernels
-    read at compile time belongs in a module with kernels, where this stamp sees it."""
+    edit of any of them, or of this module (the compile options), compiles the package's kernels again, each when
+    it is next used. A value that kernels read at compile time belongs in a module with kernels, where this stamp
+    sees it."""
     root = _package_root(Path(source_file).resolve())
     if root is None:
         return ()
     if root not in _package_stamps:
-        stamp = []
+        options = Path(__file__).stat()  # this module: the options every kernel is compiled with
+        stamp = [("plboost._jit", options.st_mtime_ns, options.st_size)]
         for path in sorted(root.rglob("*.py")):
             try:
                 if _KERNEL_DEFINITION.search(path.read_text(encoding="utf-8", errors="replace")):
