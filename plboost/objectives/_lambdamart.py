@@ -115,8 +115,8 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
     n = score.shape[0]
     total = 0.0
     loss = 0.0
-    for i in range(limit):
-        if lightgbm_arithmetic:
+    if lightgbm_arithmetic:
+        for i in range(limit):
             for j in range(i + 1, n):
                 if level[i] == level[j]:
                     continue
@@ -136,7 +136,8 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
                 nu[il] = np.float32(nu[il]) + curvature
                 nu[ih] = np.float32(nu[ih]) + curvature
                 total += 2.0 * step
-            continue
+        return total, loss
+    for i in range(limit):
         if not with_loss and expo[i] > _TINY_EXPO:
             lam_i, nu_i, total_i = _pairs_after(i, score, level, gain, expo, discounts, distance_weights,
                                                 inverse_max_dcg, sigma, rank_weight, mu, divide, lam, nu)
