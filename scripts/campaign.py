@@ -199,7 +199,7 @@ PARAMETERS = [  # (argv after the training file, piece of the refusal or "ok")
     (["--objective", "PLRank"], "did you mean plrank"),
     (["--objective", "lambdamart"], "did you mean lambdarank"),
     (["--objective", "rank:ndcg"], "add --engine xgboost"),
-    (["--engine", "catboost"], "catboost"),
+    (["--engine", "catboost"], "CatBoost cannot do plboost's objectives (plrank)"),
     (["--rounds", "0"], "--rounds"),
     (["--rounds", "abc"], "--rounds"),
     (["--learning-rate", "-1"], "learning_rate must be"),
@@ -390,6 +390,9 @@ def run_case(case: Case, scratch: Path) -> Case:
     start = time.perf_counter()
     # a hung case is stopped by SIGABRT first, on which faulthandler prints every thread's stack
     def limits():
+        # Ctrl-C as a terminal sends it: a campaign started in the background (``cmd &`` in a script) has SIGINT
+        # ignored, which its children would inherit, and Python then never raises KeyboardInterrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if case.file_size_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (case.file_size_limit, case.file_size_limit))
 

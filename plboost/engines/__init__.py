@@ -71,7 +71,9 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
         try:
             check_capability(engine, "custom_objectives", f"plboost's objectives ({name})")
         except ValueError as error:
-            raise ValueError(f"{error}; {get_engine(engine).label}'s own is {own[0]}" if own else str(error)) from None
+            label = get_engine(engine).label
+            raise ValueError(f"{error}; {label}'s own is {own[0]}" if own
+                             else f"{error}; {label}'s own: {', '.join(builtin)}") from None
         return get_objective(name, **params), {}
     if name in builtin:
         return name, params
