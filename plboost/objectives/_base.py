@@ -521,6 +521,15 @@ class RankingObjective(metaclass=_ObjectiveClass):
         self._memo[id(owner)] = (weakref.ref(owner), np.array(labels, copy=True), query_data)
         return query_data
 
+    def _query_data_of_arrays(self, labels, offsets) -> QueryData:
+        """The QueryData of flat ``labels`` and query ``offsets``, validated once while ``labels`` is the same array
+        holding the same values (:meth:`_memoized`, the labels array as owner): exact leaf values pass the training
+        data's arrays at every tree, and validating and fingerprinting them again cost 0.4 ms of a 5 ms curvature
+        call on 113K documents."""
+        if not isinstance(labels, np.ndarray):
+            return QueryData.from_arrays(labels, offsets)
+        return self._memoized(labels, labels, offsets, lambda: QueryData.from_arrays(labels, offsets))
+
     def __deepcopy__(self, memo):
         # lgb.train deep-copies params; the copy starts with fresh caches (states are rebuilt on demand).
         clone = type(self)(**self.get_params())

@@ -418,6 +418,7 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
     for leaf_index in range(n_leaves):
         slot_of[leaf_index] = -1
     touched = np.empty(n_leaves, dtype=np.int64)
+    summed = np.zeros(n_leaves)  # the sums over permutations, divided by their number at the end
     rest = np.empty(n_leaves)
     mass = np.empty(n_leaves)
     last = np.empty(n_leaves, dtype=np.int64)  # per leaf: the deepest context its current mass holds for
@@ -468,7 +469,7 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                     log_z_context = log_z[block + ctx_owner[e]]
                     for slot in range(n_touched):
                         share = min(np.exp(mass[slot] - log_z_context), 1.0)
-                        curvature[touched[slot]] += share * (1.0 - share) / n_perm
+                        summed[touched[slot]] += share * (1.0 - share)
                 continue
             for t in range(union_start[q + 1] - first):
                 if union_position[(first + t) * n_perm + p] == k:  # in the top k of another permutation only
@@ -486,14 +487,15 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
                 i = lo + top_docs[block + p * k + j]
                 slot = slot_of[leaf[i]]
                 # the leaf's mass so far held over contexts j + 1 .. last[slot]
-                curvature[touched[slot]] += _run_curvature(mass[slot], prefix1, prefix2, j + 1, last[slot]) / n_perm
+                summed[touched[slot]] += _run_curvature(mass[slot], prefix1, prefix2, j + 1, last[slot])
                 mass[slot] += outside[i]
                 last[slot] = j
             for slot in range(n_touched):
-                curvature[touched[slot]] += (_run_curvature(mass[slot], prefix1, prefix2, np.int64(0), last[slot])
-                                             / n_perm)
+                summed[touched[slot]] += _run_curvature(mass[slot], prefix1, prefix2, np.int64(0), last[slot])
         for slot in range(n_touched):
             slot_of[touched[slot]] = -1
+    for leaf_index in range(n_leaves):
+        curvature[leaf_index] += summed[leaf_index] / n_perm
 
 
 # --------------------------------------------------------------------------------------------------
@@ -665,7 +667,7 @@ class PLRank(RankingObjective):
         leaf : int array
             The leaf (0 .. n_leaves - 1) of every document.
         """
-        data = QueryData.from_arrays(labels, offsets)
+        data = self._query_data_of_arrays(labels, offsets)
         state = self._state_for(data)
         scores = self._checked_scores(scores, data)
         leaf = np.ascontiguousarray(leaf, dtype=np.int64)

@@ -179,6 +179,27 @@ def test_leaf_curvature_of_contexts_whose_normalisers_span_more_than_e300(compre
     np.testing.assert_allclose(curvature, expected, rtol=1e-7, atol=1e-9)
 
 
+def test_leaf_curvature_sees_labels_changed_in_place_between_calls():
+    """The labels' validation is kept from call to call while the same array holds the same values (exact leaf
+    values pass the training data's arrays at every tree): labels changed in place are validated and used again."""
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=12)
+    labels = np.array([2.0, 1, 0, 0, 1, 0, 3, 0, 0, 1, 0, 0])
+    offsets = np.array([0, 6, 12])
+    leaf = rng.integers(0, 3, size=12)
+    obj = PLRank(top_k=3, n_permutations=2, seed=3)
+    first = obj.leaf_curvature(scores, labels, offsets, leaf, 3)
+    np.testing.assert_array_equal(obj.leaf_curvature(scores, labels, offsets, leaf, 3), first)
+    labels[[0, 2]] = labels[[2, 0]]  # the relevant document moves, in place
+    fresh = PLRank(top_k=3, n_permutations=2, seed=3).leaf_curvature(scores, labels.copy(), offsets, leaf, 3)
+    changed = obj.leaf_curvature(scores, labels, offsets, leaf, 3)
+    np.testing.assert_array_equal(changed, fresh)
+    assert not np.array_equal(changed, first)
+    labels[4] = np.nan
+    with pytest.raises(ValueError, match="label"):
+        obj.leaf_curvature(scores, labels, offsets, leaf, 3)
+
+
 def test_leaf_curvature_refuses_leaves_out_of_range():
     obj = PLRank()
     with pytest.raises(ValueError, match=r"leaf must hold one index in \[0, 2\)"):
