@@ -491,10 +491,16 @@ def _rank_labels_kernel(first, end, scores, labels, offsets, ranked):
 
 
 @helper
-def _dcg(labels, k, exp_gain):
+def _dcg(labels, k, exp_gain, top):
+    """DCG@k of ``labels`` divided by ``2^top`` (exp gain) or by ``2^e``, the power of two at or below ``top``
+    (linear gain), ``top`` the query's largest label: :math:`2^{y - top} - 2^{-top}` is :math:`(2^y - 1) / 2^{top}`
+    without forming :math:`2^y`, which is infinite in float64 from y = 1024 on. NDCG is a ratio of two such sums,
+    so the common factor cancels; a power of two scales exactly, so for labels whose gains are finite the
+    ratio is the one of the unscaled sums, bit for bit."""
     total = 0.0
+    shift = 2.0 ** -np.floor(np.log2(top)) if top > 0.0 else 1.0
     for r in range(min(k, labels.size)):
-        gain = 2.0 ** labels[r] - 1.0 if exp_gain else labels[r]
+        gain = 2.0 ** (labels[r] - top) - 2.0 ** -top if exp_gain else labels[r] * shift
         total += gain / np.log2(r + 2.0)
     return total
 
@@ -504,17 +510,19 @@ def _ndcg_range(first, end, ranked, labels, offsets, ks, exp_gain, out):
     for q in range(first, end):
         a, b = offsets[q], offsets[q + 1]
         ideal = labels[a:b][stable_argsort(-labels[a:b])]
+        top = ideal[0]
         for j in range(ks.size):
-            ideal_dcg = _dcg(ideal, ks[j], exp_gain)
-            out[q, j] = _dcg(ranked[a:b], ks[j], exp_gain) / ideal_dcg if ideal_dcg > 0.0 else np.nan
+            ideal_dcg = _dcg(ideal, ks[j], exp_gain, top)
+            out[q, j] = _dcg(ranked[a:b], ks[j], exp_gain, top) / ideal_dcg if ideal_dcg > 0.0 else np.nan
 
 
 @helper
 def _err(labels, k, g_max):
+    """ERR@k, with each stop probability :math:`(2^y - 1) / 2^{g_{max}}` formed as :math:`2^{y - g_{max}} -
+    2^{-g_{max}}`: the same number (exactly, where :math:`2^y` is finite), and finite for any label and g_max."""
     total, p_reach = 0.0, 1.0
-    scale = 2.0 ** g_max
     for r in range(min(k, labels.size)):
-        p_stop = (2.0 ** labels[r] - 1.0) / scale
+        p_stop = 2.0 ** (labels[r] - g_max) - 2.0 ** -g_max
         total += p_reach * p_stop / (r + 1.0)
         p_reach *= 1.0 - p_stop
     return total

@@ -10,6 +10,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -288,6 +289,35 @@ def test_values_lie_in_unit_interval(gain):
         if name != "conventions":
             assert np.all((values >= 0.0) & (values <= 1.0)), name
     assert np.any(result["ERR"] > 0.5) and np.any(result["NDCG@10"] < 0.5)
+
+
+def _exact_ndcg_and_err(scores, labels, k, g_max):
+    """NDCG@k and ERR@k of one query in exact rational arithmetic: gains 2^y - 1 as Python integers, however large
+    y is, and each discount the float 1 / log2(1 + r) taken exactly."""
+    ranked = [int(y) for _, y in sorted(zip(-np.asarray(scores), labels, strict=True), key=lambda pair: pair[0])]
+    discounts = [Fraction(1.0 / np.log2(r + 2.0)) for r in range(len(ranked))]
+    dcg = sum((2 ** y - 1) * d for y, d in zip(ranked[:k], discounts, strict=False))
+    ideal = sum((2 ** y - 1) * d for y, d in zip(sorted(ranked, reverse=True)[:k], discounts, strict=False))
+    total, reach = Fraction(0), Fraction(1)
+    for r, y in enumerate(ranked[:k]):
+        stop = Fraction(2 ** y - 1, 2 ** g_max)
+        total, reach = total + reach * stop / (r + 1), reach * (1 - stop)
+    return float(dcg / ideal), float(total)
+
+
+@pytest.mark.parametrize("labels", [[1031, 0, 1, 0, 1031], [0, 4000, 3999, 7], [1500, 2, 0, 1200, 1023]])
+def test_gains_beyond_float64s_range_give_the_exact_ndcg_and_err(labels):
+    """2^y is infinite in float64 from y = 1024 on; NDCG and ERR are still the ratios they are, not 1 and 0."""
+    scores = np.array([0.3, 0.8, -0.1, 0.5, 0.05][:len(labels)])
+    g_max = max(labels)
+    for k in (2, 10):
+        expected_ndcg, expected_err = _exact_ndcg_and_err(scores, labels, k, g_max)
+        assert ndcg(scores, labels, group=[len(labels)], k=k) == pytest.approx(expected_ndcg, rel=1e-12)
+        assert err(scores, labels, group=[len(labels)], k=k) == pytest.approx(expected_err, rel=1e-12)
+        result = evaluate(scores, labels, group=[len(labels)], ndcg_at=(k,), err_at=(k,))
+        assert result[f"NDCG@{k}"] == pytest.approx(expected_ndcg, rel=1e-12)
+        assert result[f"ERR@{k}"] == pytest.approx(expected_err, rel=1e-12)
+    assert 0.0 < ndcg(scores, labels, group=[len(labels)], k=10, gain="linear") < 1.0
 
 
 def test_shifting_and_scaling_scores_changes_nothing():
