@@ -34,10 +34,23 @@ import numpy as np
 from .errors import InvalidParameterError
 
 
+#: the integers every parameter stays within, bounds of its own or not: plboost's kernels, NumPy and the engines
+#: hold integers in 64 bits, where 2**63 overflowed (an OverflowError after training, for a cut-off)
+INT64_RANGE = (-2 ** 63, 2 ** 63 - 1)
+#: the largest value of a C int, the type of the engines' integer parameters (LightGBM's num_leaves and eval_at,
+#: XGBoost's max_leaves): LightGBM read eval_at=2**32 as a negative cut-off
+C_INT_MAX = 2 ** 31 - 1
+#: the largest finite float32, the type of the gradients and hessians the engines get
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: the largest number whose square is finite in float64 (a sigmoid's scale sigma enters hessians as sigma^2)
+SQUARE_ROOT_OF_FLOAT64_MAX = math.sqrt(float(np.finfo(np.float64).max))
+
+
 @dataclass(frozen=True)
 class Integer:
-    """An integer in ``[low, high]`` (either bound may be None): a Python or NumPy integer, or a float that is a
-    whole number (``5.0``, as a TOML file or ``top_k=5.0`` may write it), converted to int; not a bool."""
+    """An integer in ``[low, high]`` (either bound may be None) and within :data:`INT64_RANGE`: a Python or NumPy
+    integer, or a float that is a whole number (``5.0``, as a TOML file or ``top_k=5.0`` may write it), converted
+    to int; not a bool."""
 
     low: int | None = None
     high: int | None = None
@@ -49,7 +62,9 @@ class Integer:
             return False
         whole = isinstance(value, numbers.Integral) or (
             isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
-        return whole and (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        low = INT64_RANGE[0] if self.low is None else max(self.low, INT64_RANGE[0])
+        high = INT64_RANGE[1] if self.high is None else min(self.high, INT64_RANGE[1])
+        return whole and low <= value <= high
 
     def convert(self, value) -> int:
         return int(value)
@@ -161,6 +176,8 @@ class Reals:
 
 #: a seed of plboost's counter-based random streams (:mod:`plboost._random`): 63 bits, non-negative
 SEED = Integer(low=0, high=2 ** 63 - 1, text="an integer in [0, 2**63)")
+#: a positive integer that an engine takes as a C int (``C_INT_MAX``)
+POSITIVE_C_INT = Integer(low=1, high=C_INT_MAX, text="an integer in [1, 2**31)")
 
 
 @dataclass(frozen=True)
@@ -193,7 +210,18 @@ def check(value, constraint, name: str, owner: str | None = None):
     wanted = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
     plain = value is None or (isinstance(value, numbers.Number) and not isinstance(value, (bool, np.bool_)))
     got = repr(value) if plain or isinstance(value, (bool, np.bool_)) else f"{value!r} ({type(value).__name__})"
+    if any(isinstance(part, Integer) for part in parts) and _beyond_int64(value):
+        got += " (beyond the 64-bit integers, -2**63 to 2**63 - 1)"
     raise InvalidParameterError(f"{owner + ': ' if owner else ''}{name} must be {wanted}, got {got}")
+
+
+def _beyond_int64(value) -> bool:
+    """Whether ``value`` is a whole number outside :data:`INT64_RANGE` (which no part of a message says)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return False
+    if not isinstance(value, numbers.Integral) and not (math.isfinite(value) and float(value).is_integer()):
+        return False
+    return not INT64_RANGE[0] <= value <= INT64_RANGE[1]
 
 
 def check_params(constraints: Mapping[str, object], values: Mapping[str, object], owner: str | None = None) -> dict:

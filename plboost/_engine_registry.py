@@ -302,8 +302,8 @@ class LightGBM(Engine):
                 continue
             gains = value.split(",") if isinstance(value, str) else value if isinstance(value, (list, tuple)) \
                 else [value]
-            try:
-                plboost_gains = all(float(gain) == 2.0 ** i - 1 for i, gain in enumerate(gains))
+            try:  # a finite entry is never 2^y - 1 from y = 1024 on, where 2.0 ** y raises OverflowError
+                plboost_gains = all(i < 1024 and float(gain) == 2.0 ** i - 1 for i, gain in enumerate(gains))
             except (TypeError, ValueError):
                 plboost_gains = False  # LightGBM refuses it anyway
             if not plboost_gains:

@@ -109,6 +109,33 @@ def check_labels(labels, *, max_label: int | None = DEFAULT_MAX_LABEL, name: str
     return writable(labels)
 
 
+#: the largest label whose gain 2^y - 1 is finite in float32, the type of the gradients and hessians the engines get
+#: (2^128 is beyond float32's 3.4e38)
+LARGEST_FLOAT32_GAIN_LABEL = 127
+
+
+def relative_exp_gains(labels: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each document's gain :math:`2^y - 1` divided by :math:`2^m`, ``m`` the largest label of its query, formed as
+    :math:`2^{y - m} - 2^{-m}`: in [0, 1) for any label, where :math:`2^y` itself is infinite in float64 from
+    y = 1024 on. For a quantity that a query's gains enter only as ratios (NDCG, a gradient divided by the ideal
+    DCG) it is the same number; a power of two scales exactly, so with gains that are finite it is the same bit
+    for bit. ``offsets`` are checked query offsets (every query non-empty)."""
+    top = np.repeat(np.maximum.reduceat(labels, offsets[:-1]), np.diff(offsets)) if labels.size else labels
+    return np.exp2(labels - top) - np.exp2(-top)
+
+
+def exp_gains_within_float32(labels: np.ndarray, owner: str, remedy: str) -> np.ndarray:
+    """The gains :math:`2^y - 1` of ``labels`` for an objective whose gradients have the gains' own scale (no
+    normalisation by the ideal DCG); ``InvalidLabelError`` names the first label above
+    :data:`LARGEST_FLOAT32_GAIN_LABEL`, whose gain would reach the engine as an infinite gradient."""
+    if labels.size and labels.max() > LARGEST_FLOAT32_GAIN_LABEL:
+        i = int(np.argmax(labels))
+        raise InvalidLabelError(i, labels[i], f"has a gain 2^y - 1 beyond float32's range, the gradients' type; "
+                                              f"labels up to {LARGEST_FLOAT32_GAIN_LABEL} are allowed ({remedy})",
+                                name=owner)
+    return np.exp2(labels) - 1.0
+
+
 def writable(array: np.ndarray) -> np.ndarray:
     """``array``, or a copy of it where it is read-only (pandas 3's ``to_numpy()``, a memory map): Numba types
     read-only arrays apart and would compile every kernel a second time for them (9 more specialisations for

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from . import _values, metrics
 from ._version import __version__
+from ._constraints import C_INT_MAX, INT64_RANGE
 from ._writing import write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
@@ -61,6 +62,8 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,3,5,10, got {text!r}") from None
     if not cutoffs or min(cutoffs) < 1:
         raise argparse.ArgumentTypeError(f"cut-offs must be positive integers, got {text!r}")
+    if max(cutoffs) > C_INT_MAX:  # the engines' eval_at is a C int
+        raise argparse.ArgumentTypeError(f"cut-offs must be at most 2**31 - 1 ({C_INT_MAX}), got {max(cutoffs)}")
     return cutoffs
 
 
@@ -71,7 +74,9 @@ def _metric_list(text: str) -> list[str]:
     return names
 
 
-def _int_at_least(minimum: int, what: str):
+def _int_at_least(minimum: int, what: str, most: int = INT64_RANGE[1], most_text: str = "2**63 - 1"):
+    """An argparse type: an integer from ``minimum`` to ``most`` (by default the largest 64-bit integer, which every
+    integer plboost computes with fits)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -79,6 +84,8 @@ def _int_at_least(minimum: int, what: str):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"expected {what} of at most {most_text} ({most}), got {text}")
         return value
     return parse
 
@@ -96,6 +103,7 @@ def _significance_level(text: str) -> float:
 
 _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "a non-negative integer")
+_positive_c_int = _int_at_least(1, "a positive integer", C_INT_MAX, "2**31 - 1")  # the engines' C int
 
 
 #: units of --memory-budget (powers of 1024; KB/MB/GB and KiB/MiB/GiB mean the same)
@@ -114,6 +122,8 @@ def parse_memory_size(text: str) -> int:
     value = int(float(number) * _MEMORY_UNITS[(unit or byte or "").lower()])
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive size (at least 1 byte), got {text!r}")
+    if value > INT64_RANGE[1]:
+        raise argparse.ArgumentTypeError(f"expected a size of at most 2**63 - 1 bytes (8E), got {text!r}")
     return value
 
 
@@ -307,7 +317,7 @@ def _add_training_options(parser):
                         help="boosting rounds (default %(default)s)")
     parser.add_argument("--learning-rate", type=float, default=DEFAULT_SETTINGS.learning_rate,
                         help="shrinkage of each tree's values (default %(default)s)")
-    parser.add_argument("--num-leaves", type=_positive_int, default=DEFAULT_SETTINGS.num_leaves,
+    parser.add_argument("--num-leaves", type=_positive_c_int, default=DEFAULT_SETTINGS.num_leaves,
                         help="leaves per tree (default %(default)s)")
     parser.add_argument("--early-stopping", type=_positive_int, metavar="N",
                         help="stop after N rounds without improvement of validation NDCG@max(eval-at)")

@@ -22,7 +22,7 @@ try:
 except ImportError as error:  # a core install: say how to get it, in one line
     raise MissingExtra("plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'") from error
 
-from ._constraints import Integer, Options, Real, check, check_params
+from ._constraints import POSITIVE_C_INT, Integer, Options, Real, check, check_params
 from .errors import InputTypeError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
@@ -110,7 +110,7 @@ class Ranker(BaseEstimator):
     #: what the numeric and named parameters may be (:mod:`plboost._constraints`), checked by :meth:`fit` as
     #: scikit-learn estimators do; ``objective`` and ``engine`` are checked against their registries
     parameter_constraints = {"n_estimators": Integer(low=1), "learning_rate": Real(low=0, low_open=True),
-                             "num_leaves": Integer(low=1), "eval_at": Integer(low=1),
+                             "num_leaves": POSITIVE_C_INT, "eval_at": POSITIVE_C_INT,
                              "importance_type": Options(*_IMPORTANCE_TYPES)}
 
     def __init__(self, objective: RankingObjective | str = "plrank", engine: str = DEFAULT_ENGINE, *,

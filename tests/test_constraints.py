@@ -48,6 +48,40 @@ def test_one_message_form_names_the_owner_the_parameter_and_every_alternative():
         check(1, Boolean(), "flag")
 
 
+@pytest.mark.parametrize("constraint", [Integer(), Integer(low=1), (Integer(low=1), None), SEED])
+@pytest.mark.parametrize("value", [2 ** 63, 3 * 10 ** 40, 1.5e19, -(2 ** 63) - 5])
+def test_every_integer_stays_within_64_bits_and_the_message_says_so(constraint, value):
+    """Kernels, NumPy and the engines hold integers in 64 bits: a bound of a parameter's own or none, a whole
+    number beyond them is refused, naming the parameter and the range, not an OverflowError later."""
+    with pytest.raises(InvalidParameterError, match=r"^PLRank: n must be .*, got .* \(beyond the 64-bit integers, "
+                                                    r"-2\*\*63 to 2\*\*63 - 1\)$"):
+        check(value, constraint, "n", owner="PLRank")
+    assert check(2 ** 63 - 1, Integer(low=1), "n") == 2 ** 63 - 1
+
+
+@pytest.mark.parametrize("name, value", [("eval_at", 2 ** 31), ("num_leaves", 5 * 10 ** 12)])
+def test_the_engines_c_int_parameters_are_bounded_by_it(name, value):
+    from plboost.engines.settings import TrainingSettings
+
+    with pytest.raises(InvalidParameterError, match=rf"^{name} must be an integer in \[1, 2\*\*31\), got {value}$"):
+        TrainingSettings(**{name: value})
+    assert getattr(TrainingSettings(**{name: 2 ** 31 - 1}), name) == 2 ** 31 - 1
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda value: __import__("plboost").PLRank(hessian_floor=value), "hessian_floor"),
+    (lambda value: __import__("plboost").objectives.YetiRank(weight_scale=value), "weight_scale"),
+    (lambda value: __import__("plboost").objectives.UMart(sigmoid=value ** 4), "sigmoid"),
+    (lambda value: __import__("plboost").objectives.LambdaLoss(sigmoid=value ** 4), "sigmoid"),
+])
+def test_reals_whose_finite_but_huge_values_overflow_are_refused(make, name):
+    """A hessian floor or pair weight beyond float32 (the gradients' type), a sigmoid scale whose square is beyond
+    float64: refused by the declared constraint, naming the parameter, instead of infinite or NaN hessians."""
+    expected = rf"{name} must be a finite number in [(\[]0, [0-9.e+]+\](?: or None)?, got"
+    with pytest.raises(InvalidParameterError, match=expected):
+        make(7.5e38)
+
+
 def test_the_error_is_both_a_value_error_and_a_type_error():
     with pytest.raises(InvalidParameterError) as raised:
         check("3", Integer(), "n")

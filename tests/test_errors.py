@@ -29,7 +29,7 @@ from plboost.cli import main as cli
 from plboost.data import load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
-from plboost.objectives import PLPartition, PLRank, UMart, URank
+from plboost.objectives import PLPartition, PLRank, PLRank3, UMart, URank
 from plboost.sklearn import Ranker
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
@@ -213,7 +213,15 @@ CASES = [
     Case("objective parameter", "`PLRank(seed=-1)`", lambda d: PLRank(seed=-1),
          r"PLRank: seed must be an integer in \[0, 2\*\*63\), got -1"),
     Case("objective parameter", "`hessian_floor=-1e-6` (any objective)", lambda d: PLRank(hessian_floor=-1e-6),
-         r"hessian_floor must be a finite number >= 0"),
+         r"hessian_floor must be a finite number in \[0, 3.40282e\+38\]"),
+    Case("objective parameter", "`hessian_floor=5e38` (beyond float32, the hessians' type)",
+         lambda d: PLRank(hessian_floor=5e38),
+         r"hessian_floor must be a finite number in \[0, 3.40282e\+38\], got 5e\+38"),
+    Case("objective parameter", "an integer beyond 64 bits: `PLRank(top_k=2**64)`", lambda d: PLRank(top_k=2 ** 64),
+         r"PLRank: top_k must be an integer >= 1 or None, got 18446744073709551616 \(beyond the 64-bit integers"),
+    Case("objective parameter", "a label whose gain 2^y - 1 is beyond float32 (`PLRank3(normalize=False)`)",
+         lambda d: PLRank3(normalize=False).gradients(np.zeros(2), np.array([0.0, 200.0]), np.array([0, 2])),
+         r"label 200 at position 1 has a gain 2\^y - 1 beyond float32's range.*labels up to 127 are allowed"),
     Case("objective parameter", "`UMart(window=0)`", lambda d: UMart(window=0),
          r"UMart: window must be an integer >= 1, got 0"),
     Case("objective parameter", "`UMart(preset=\"authors\")`", lambda d: UMart(preset="authors"),
@@ -249,6 +257,9 @@ CASES = [
          lambda d: metrics.ndcg([1.0, 2.0], [0, 1], offsets=[0, 2], group=[2]), r"exactly one of offsets="),
     Case("arrays", "ERR of labels above `g_max`",
          lambda d: metrics.err([1.0, 2.0], [0, 5], group=[2], g_max=4), r"label 5 at position 1 exceeds g_max=4"),
+    Case("arrays", "a metric's cut-off beyond 64 bits: `ndcg(..., k=2**70)`",
+         lambda d: metrics.ndcg([1.0, 2.0], [0, 1], group=[2], k=2 ** 70),
+         r"k must be an integer >= 1, got 1180591620717411303424 \(beyond the 64-bit integers"),
     # --- misuse of the engines
     Case("engine", "an `lgb.Dataset` without `group` and a plboost objective",
          lambda d: lgb.train({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, Y), 1),
@@ -322,6 +333,9 @@ CASES = [
          r"--early-stopping needs --valid"),
     Case("command line", "`--eval-at 1,a`", cli_call("train", "--train", "x", "--eval-at", "1,a"),
          r"comma-separated integers"),
+    Case("command line", "`--eval-at 5,3000000000` (beyond the engines' C int)",
+         cli_call("evaluate", "--model", "x", "--data", "x", "--eval-at", "5,3000000000"),
+         r"argument --eval-at: cut-offs must be at most 2\*\*31 - 1 \(2147483647\), got 3000000000"),
     Case("command line", "`plboost evaluate` with a file that is not a model",
          cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--quiet"),
          r"is not a LightGBM model file"),

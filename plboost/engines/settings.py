@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from collections.abc import Mapping
 
-from .._constraints import Integer, Options, Real, check_params
+from .._constraints import POSITIVE_C_INT, Integer, Options, Real, check_params
 from .._engine_registry import DEFAULT_NUM_LEAVES, LEAF_VALUES
 from ..errors import InputTypeError
 
 #: what each field of :class:`TrainingSettings` may be (``engine_params``: any mapping)
 SETTINGS_CONSTRAINTS = {"rounds": Integer(low=1), "learning_rate": Real(low=0, low_open=True),
-                        "num_leaves": Integer(low=1), "early_stopping": (Integer(low=1), None),
-                        "eval_at": Integer(low=1), "seed": Integer(), "leaf_values": Options(*LEAF_VALUES)}
+                        "num_leaves": POSITIVE_C_INT, "early_stopping": (Integer(low=1), None),
+                        "eval_at": POSITIVE_C_INT, "seed": Integer(), "leaf_values": Options(*LEAF_VALUES)}
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._constraints import Real, check_params
+from .._constraints import FLOAT32_MAX, Real, check_params
 from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
 from .._jit import kernel, over_queries, run_in_threads, thread_count
@@ -151,6 +151,20 @@ def _floor(hess: np.ndarray, floor: np.float32) -> None:
     run_in_threads([(floor_part, (part,)) for part in np.array_split(hess, n_threads)], n_threads)
 
 
+def refuse_overflow(grad: np.ndarray, hess: np.ndarray, data: QueryData, owner: str, remedy: str) -> None:
+    """ValueError naming the first query whose gradients or hessians are not finite, for an objective whose outputs
+    have the scale of its gains or labels (not normalised by the ideal DCG), so that labels too large for float32
+    reach no engine as infinite or NaN gradients, on which LightGBM stops after one tree. Costs one pass over
+    both arrays."""
+    if np.isfinite(grad).all() and np.isfinite(hess).all():
+        return
+    i = int(np.flatnonzero(~(np.isfinite(grad) & np.isfinite(hess)))[0])
+    q = int(np.searchsorted(data.offsets, i, side="right")) - 1
+    top = data.labels[data.offsets[q]:data.offsets[q + 1]].max()
+    raise ValueError(f"{owner}: the gradients of query {q} (largest label {top:g}) are beyond float32's range, the "
+                     f"engines' gradient type; {remedy}")
+
+
 class _ObjectiveClass(type):
     """The type of plboost's objective classes: a class handed where an instance belongs gets a message that says
     so. LightGBM calls ``params["objective"]`` and XGBoost ``obj`` with (scores, data), and LightGBM's
@@ -228,7 +242,7 @@ class RankingObjective(metaclass=_ObjectiveClass):
     _non_default_examples: dict[str, object] = {}
     #: what each constructor argument may be (:mod:`plboost._constraints`): a subclass declares its own, and
     #: ``__init_subclass__`` merges them with its bases'; :meth:`_store` checks every argument against them
-    parameter_constraints: dict[str, object] = {"hessian_floor": Real(low=0)}
+    parameter_constraints: dict[str, object] = {"hessian_floor": Real(low=0, high=FLOAT32_MAX)}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -35,7 +35,11 @@ DISTANCE_EPSILON = float(np.float32(0.01))
 
 
 def label_gains(labels: np.ndarray, label_gain) -> np.ndarray:
-    """The gain of each label 0..max: ``label_gain``, or LightGBM's default table 2^y - 1 (labels 0..30)."""
+    """The gain of each label 0..max: ``label_gain``, or LightGBM's default table 2^y - 1 (labels 0..30).
+
+    A table of the user's is scaled by the power of two that brings its largest entry into [0.5, 1): every pair's
+    F divides a difference of gains by the ideal DCG, so F is the same bit for bit, and the ideal DCG stays
+    finite for entries of any size (two entries near 1e308 summed to infinity, and F to 0)."""
     top = int(labels.max()) if labels.size else 0
     if label_gain is None:
         if top >= DEFAULT_GAIN_LABELS:
@@ -44,7 +48,9 @@ def label_gains(labels: np.ndarray, label_gain) -> np.ndarray:
         return np.exp2(np.arange(DEFAULT_GAIN_LABELS, dtype=np.float64)) - 1.0
     if top >= len(label_gain):
         raise ValueError(f"label {top} has no entry in label_gain (it covers labels 0..{len(label_gain) - 1})")
-    return np.asarray(label_gain, dtype=np.float64)
+    table = np.asarray(label_gain, dtype=np.float64)
+    largest = float(np.abs(table).max())
+    return np.ldexp(table, -np.frexp(largest)[1]) if largest > 0.0 else table
 
 
 def position_discounts(longest: int) -> np.ndarray:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._constraints import Boolean, Integer, Options, Real, Reals
+from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
 from .._jit import over_queries
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 from ._lambdamart import inverse_max_dcgs, label_gains, lambda_kernel, position_discounts
@@ -105,7 +105,7 @@ class LambdaLoss(RankingObjective):
     _non_default_examples = {"loss": "ndcg_loss2", "mu": 2.0, "preset": "loss", "lambdarank_truncation_level": 12,
                              "label_gain": tuple(float(y) for y in range(31))}
     parameter_constraints = {"loss": Options(*LOSSES), "mu": Real(low=0),
-                             "sigmoid": (Real(low=0, low_open=True), None),
+                             "sigmoid": (Real(low=0, low_open=True, high=SQUARE_ROOT_OF_FLOAT64_MAX), None),
                              "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
                              "lightgbm_arithmetic": Boolean(), "preset": Options(*_PRESETS)}

@@ -138,8 +138,9 @@ import numpy as np
 from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp, score_range, stable_argsort
+from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
+from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow
 
 #: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
 GAINS = ("exp", "linear")
@@ -545,7 +546,12 @@ class PLRank3(RankingObjective):
     def _prepare(self, data: QueryData) -> PLRank3State:
         labels, offsets = data.labels, data.offsets
         sizes = np.diff(offsets)
-        gains = np.exp2(labels) - 1.0 if self.gain == "exp" else labels.copy()
+        if self.gain == "linear":
+            gains = labels.copy()
+        elif self.normalize:  # the gains of each query over 2^(its largest label): scale gives the same gradients
+            gains = relative_exp_gains(labels, offsets)
+        else:
+            gains = exp_gains_within_float32(labels, "PLRank3(normalize=False) labels", "or normalize=True")
         widest = int(sizes.max()) if sizes.size else 0
         k = widest if self.top_k is None else min(self.top_k, widest)
         discounts = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
@@ -560,7 +566,7 @@ class PLRank3(RankingObjective):
             kept = rank < k
             ideal = np.bincount(query[kept], weights=gains[order][kept] * discounts[rank[kept]], minlength=sizes.size)
             scale[varies] = 1.0 / ideal[varies] if self.normalize else 1.0
-        return PLRank3State(gains, scale, discounts, int(np.unique(gains).size))
+        return PLRank3State(gains, scale, discounts, int(np.unique(labels).size))
 
     def _estimates(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
         """The kernel's outputs: negated gradient estimates and, for ``curvature="expected"``, the estimate of
@@ -574,6 +580,9 @@ class PLRank3(RankingObjective):
 
     def _gradients(self, scores, data: QueryData, state: PLRank3State, grad, hess) -> None:
         self._estimates(scores, data, state, grad, hess)
+        if not self.normalize:
+            refuse_overflow(grad, hess, data, "PLRank3(normalize=False)",
+                            "normalize=True divides each query's gradients by its ideal DCG")
         if self.curvature == "expected":
             np.abs(hess, out=hess)  # the saddle-free Newton step (see the module docstring)
         return None

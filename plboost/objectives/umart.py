@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._constraints import Boolean, Integer, Options, Real, Reals
+from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
@@ -268,7 +268,8 @@ class UMart(RankingObjective):
                              "lambdarank_truncation_level": 12,
                              "label_gain": tuple(float(y) for y in range(DEFAULT_GAIN_LABELS))}
     #: None (and "preset" for the truncation level) takes the preset's value
-    parameter_constraints = {"window": Integer(low=1), "sigmoid": (Real(low=0, low_open=True), None),
+    parameter_constraints = {"window": Integer(low=1),
+                             "sigmoid": (Real(low=0, low_open=True, high=SQUARE_ROOT_OF_FLOAT64_MAX), None),
                              "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
                              "max_dcg_at": (Integer(low=1), None), "score_distance_norm": (Boolean(), None),

@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._constraints import SEED, Integer, Options, Real
+from .._constraints import FLOAT32_MAX, SEED, Integer, Options, Real
 from .._jit import helper, kernel, over_queries
 from .._numerics import score_range, stable_argsort
+from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective
+from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow
 
 NOISES = ("logistic", "gumbel", "none")
 LOSSES = ("classic", "dcg", "ndcg", "mrr")
@@ -357,7 +358,8 @@ class YetiRank(RankingObjective):
                              "hessian": "pair_weight", "preset": "plackett_luce"}
     parameter_constraints = {"noise": (Options(*NOISES), None), "noise_scale": (Real(low=0), None),
                              "permutations": (Integer(low=1), None), "decay": (Real(low=0, high=1), None),
-                             "weight_scale": (Real(low=0, low_open=True), None), "loss": (Options(*LOSSES), None),
+                             "weight_scale": (Real(low=0, low_open=True, high=FLOAT32_MAX), None),
+                             "loss": (Options(*LOSSES), None),
                              "top": (Integer(low=1), None), "gain": (Options(*GAINS), None),
                              "neighbors": (Integer(low=1), None), "hessian": (Options(*HESSIANS), None),
                              "seed": SEED, "preset": Options(*_PRESETS)}
@@ -392,7 +394,12 @@ class YetiRank(RankingObjective):
         return LOSSES.index(self.loss)
 
     def _prepare(self, data: QueryData):
-        gains = data.labels.astype(np.float64) if self.gain == "linear" else np.exp2(data.labels) - 1.0
+        if self.gain == "linear":
+            gains = data.labels.astype(np.float64)
+        elif self.loss == "dcg":
+            gains = exp_gains_within_float32(data.labels, "YetiRank(loss='dcg', gain='exp') labels", "or loss='ndcg'")
+        else:  # NDCG's weights are ratios of a query's gains (MRR and classic weights use none): scaled exactly
+            gains = relative_exp_gains(data.labels, data.offsets)
         factors = np.empty(data.offsets.size - 1)
         top = self.top or int(np.iinfo(np.int64).max)
         over_queries(_query_factors, data.offsets, data.labels, gains, data.offsets, self._mode, top, factors)
@@ -406,4 +413,8 @@ class YetiRank(RankingObjective):
         over_queries(_yetirank_kernel, data.offsets, scores, data.labels, data.offsets, gains, factors,
                      np.uint64(self.seed), draws, noise, self.noise_scale, self._mode, self.decay, self.weight_scale,
                      top, self.neighbors, self.hessian == "pair_weight", grad, hess)
+        if self.loss in ("classic", "dcg"):  # weights of the labels' or the gains' own scale
+            remedy = ("loss='ndcg' divides each query's weights by its ideal DCG" if self.loss == "dcg" else
+                      "the weights are weight_scale times label differences: make them smaller")
+            refuse_overflow(grad, hess, data, f"YetiRank(loss={self.loss!r})", remedy)
         return None  # no loss: see the class docstring

@@ -219,6 +219,37 @@ def test_with_one_position_every_estimate_is_the_exact_gradient(central_differen
         np.testing.assert_allclose(grad, exact, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("labels", [[1100.0, 1099.0, 0.0, 1097.0], [3000.0, 2999.0, 2998.0, 5.0]])
+def test_gains_beyond_float64s_range_give_the_exact_gradient_of_ndcg(labels):
+    """2^y is infinite in float64 from y = 1024 on; the gradient of the expected NDCG@1 is still
+    p_d (rho_d - E[rho]) / rho_max (negated for the engines), with rho_d / rho_max = 2^(y_d - y_max) to float64's
+    precision, not NaN or zero."""
+    labels = np.array(labels)
+    scores = np.array([0.2, -0.4, 0.9, 0.1])
+    p = np.exp(scores) / np.exp(scores).sum()
+    relative = np.exp2(labels - labels.max())
+    grad, hess = PLRank3(top_k=1, n_samples=1).gradients(scores, labels, np.array([0, 4]))
+    np.testing.assert_allclose(grad, -p * (relative - p @ relative), rtol=1e-6, atol=1e-9)
+    assert np.all(np.isfinite(hess)) and np.all(hess > 0)
+    grad, hess = PLRank3().gradients(scores, labels, np.array([0, 4]))
+    assert np.all(np.isfinite(grad)) and np.abs(grad).max() > 1e-3 and abs(grad.sum()) < 1e-6
+
+
+def test_unnormalised_gains_too_large_for_float32_are_refused():
+    """Without normalize, gradients have the gains' scale: a label whose 2^y - 1 is beyond float32 (the
+    gradients' type) is refused naming it and the largest allowed, and gains whose sums are beyond it name the
+    query, instead of reaching the engine as infinite or NaN gradients."""
+    offsets = np.array([0, 2, 5])
+    with pytest.raises(ValueError, match=r"label 131 at position 3 has a gain 2\^y - 1 beyond float32's range.*"
+                                         r"labels up to 127 are allowed"):
+        PLRank3(normalize=False).gradients(np.zeros(5), np.array([1.0, 0.0, 0.0, 131.0, 2.0]), offsets)
+    labels = np.r_[1.0, 0.0, np.full(30, 126.0), np.zeros(30)]
+    with pytest.raises(ValueError, match=r"the gradients of query 1 \(largest label 126\) are beyond float32's"):
+        PLRank3(normalize=False, top_k=None).gradients(np.linspace(-1, 1, 62), labels, np.array([0, 2, 62]))
+    grad, _ = PLRank3(normalize=False).gradients(np.zeros(5), np.array([1.0, 0.0, 0.0, 90.0, 2.0]), offsets)
+    assert np.all(np.isfinite(grad)) and np.abs(grad).max() > 1e20
+
+
 def test_every_sample_sums_to_zero_and_the_engines_get_positive_curvatures():
     """One ranking per call, many seeds: each query's gradients sum to 0 (to float32 rounding), as the exact
     gradient does; the engines' hessians are at least the floor, and above it for every document of a query

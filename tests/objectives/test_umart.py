@@ -126,6 +126,17 @@ def test_labels_need_a_gain():
     assert grad[0] < 0 < grad[1]
 
 
+def test_a_label_gain_table_of_huge_entries_gives_the_gradients_of_its_scaled_copy():
+    """Pairs weigh differences of gains over the ideal DCG: a table near float64's largest number (whose ideal
+    DCG summed to infinity, and every gradient to 0) gives the gradients of the same table scaled down."""
+    scores, labels, offsets = random_queries(seed=6)
+    table = np.array([0.0, 3.0, 5.0, 11.0, 13.0, 17.0])[:int(labels.max()) + 1]
+    huge = UMart(label_gain=table * 2.0 ** 1020).gradients(scores, labels, offsets)
+    for a, b in zip(huge, UMart(label_gain=table).gradients(scores, labels, offsets), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(huge[0]).max() > 1e-3
+
+
 # --------------------------------------------------------------------------------------------------
 # uMart(window=1) against LightGBM's built-in lambdarank
 

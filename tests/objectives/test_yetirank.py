@@ -193,6 +193,16 @@ def test_queries_without_a_pair_that_counts_have_no_gradient(loss):
     assert grad[7] > 0 > grad[8] and np.all(hess[7:] > 1e-6)
 
 
+def test_exp_gains_of_any_label_give_finite_ndcg_weights_and_dcg_refuses_what_float32_cannot_hold():
+    """YetiLoss on NDCG weighs pairs by ratios of a query's gains, finite for labels whose 2^y is infinite in
+    float64; on DCG the weights have the gains' scale, and a label beyond float32's range is refused by name."""
+    scores, offsets = np.array([0.4, -0.3, 0.8, 0.1]), np.array([0, 4])
+    far = YetiRank(preset="plackett_luce").gradients(scores, np.array([1300.0, 0.0, 1298.0, 1299.0]), offsets)
+    assert all(np.all(np.isfinite(part)) for part in far) and np.abs(far[0]).max() > 1e-3
+    with pytest.raises(ValueError, match=r"label 140 at position 1 .*labels up to 127 are allowed"):
+        YetiRank(loss="dcg", gain="exp").gradients(scores, np.array([0.0, 140.0, 1.0, 2.0]), offsets)
+
+
 def test_finite_at_extreme_scores():
     scores, labels, offsets = random_queries(seed=5)
     for factor in (1e3, 1e12):
