@@ -132,6 +132,24 @@ def test_bad_flag_values_are_refused_by_the_parser(capsys):
     assert "comma-separated integers" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command, option, value, bound", [
+    ("train", "--rounds", "9223372036854775809", "2**63 - 1"), ("train", "--num-leaves", "2147483648", "2**31 - 1"),
+    ("train", "--early-stopping", str(10 ** 25), "2**63 - 1"), ("train", "--eval-at", "1,2147483650", "2**31 - 1"),
+    ("evaluate", "--eval-at", "7," + str(2 ** 64), "2**31 - 1"), ("evaluate", "--g-max", str(3 ** 50), "2**63 - 1"),
+    ("train", "--dask-local", str(2 ** 70), "2**63 - 1"), ("evaluate", "--max-label", str(2 ** 63), "2**63 - 1"),
+    ("train", "--memory-budget", "99999999999T", "2**63 - 1"), ("compare", "--repeats", str(2 ** 63), "2**63 - 1"),
+])
+def test_every_integer_option_has_an_upper_bound_named_by_the_parser(capsys, command, option, value, bound):
+    """An integer the kernels or the engines cannot hold (a C int for the engines' cut-off and leaves, 64 bits
+    elsewhere) is refused in one line naming the option, before anything is read or trained."""
+    rest = {"train": ["--train", "x"], "evaluate": ["--model", "x", "--data", "x"], "compare": ["x"]}[command]
+    with pytest.raises(SystemExit) as raised:
+        main([command, *rest, option, value])
+    error = capsys.readouterr().err.strip()
+    assert raised.value.code == 2 and "\n" not in error
+    assert f"argument {option}: " in error and f"at most {bound}" in error
+
+
 @pytest.fixture(scope="module")
 def synthetic_folds(tmp_path_factory):
     directory = tmp_path_factory.mktemp("folds")
