@@ -14,8 +14,10 @@ and writes every case's outcome to --out.
 from __future__ import annotations
 
 import argparse
+import bz2
 import csv
 import gzip
+import lzma
 import os
 import resource
 import shutil
@@ -153,6 +155,12 @@ def data_cases() -> list[Case]:
              writer("bad.txt.gz", gz[:20] + bytes([gz[20] ^ 0xFF]) + gz[21:], binary=True)),
         Case("data file", "random bytes", train_on("noise.txt"), "noise.txt",
              writer("noise.txt", os.urandom(5000), binary=True)),
+        Case("data file", "bzip2 under a .gz name", train_on("packed.txt.gz"), "is bzip2-compressed",
+             writer("packed.txt.gz", bz2.compress(GOOD.encode()), binary=True)),
+        Case("data file", "xz inside gzip", train_on("twice.gz"), "is xz-compressed inside its gzip compression",
+             writer("twice.gz", gzip.compress(lzma.compress(GOOD.encode())), binary=True)),
+        Case("data file", "a CSV table named .svm", train_on("table.svm"), "comma-separated, as a CSV table's are",
+             writer("table.svm", "query,relevance,a\n3,1,0.5\n")),
         Case("data file", "a directory", train_on("adir"), "is a directory", lambda d: (d / "adir").mkdir()),
         Case("data file", "a file that is not there", train_on("missing.txt"), "missing.txt"),
         Case("data file", "a FIFO", train_on("fifo.txt"), "not a regular file", lambda d: os.mkfifo(d / "fifo.txt")),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import lzma
 import re
 import sys
 import tempfile
@@ -49,6 +50,11 @@ def write(directory: Path, name: str, text: str, **extra) -> Path:
     for suffix, content in extra.items():
         (directory / f"{name}.{suffix}").write_text(content)
     return path
+
+
+def write_bytes(directory: Path, name: str, content: bytes) -> Path:
+    (directory / name).write_bytes(content)
+    return directory / name
 
 
 def loads(text: str, name: str = "data.txt", **kwargs):
@@ -190,6 +196,12 @@ CASES = [
     Case("data file", "a device or a pipe given as the data file", lambda d: load_svmlight("/dev/null"),
          r"/dev/null: not a regular file \(a pipe, a device or a socket\)"),
     Case("data file", "a UTF-16 file", utf16_file, r"utf16\.txt: the file is UTF-16"),
+    Case("data file", "an xz-compressed file (plain and gzip text are read)",
+         lambda d: load_svmlight(write_bytes(d, "data.txt.xz", lzma.compress(GOOD.encode())), cache=False),
+         r"data\.txt\.xz: the file is xz-compressed, not SVMlight text; plboost reads plain or gzip-compressed files: "
+         r"decompress it \(unxz\) or recompress it with gzip"),
+    Case("data file", "a CSV table named `.txt`", loads("qid,label,f1\n1,0,0.5\n"),
+         r"data\.txt, line 1: label 'qid,label,f1' is not a number: the line is comma-separated, as a CSV table's are"),
     Case("data file", "a token of 2 MB (shown cut)", loads("0 qid:1 1:" + "9" * 2_000_000 + "x\n"),
          r"line 1: feature value '9{57}\.\.\.' \(2,000,001 bytes\) in"),
     Case("data file", "feature index 10^9 with dense `X` (the default)", loads("1 qid:1 1:1 1000000000:1\n"),
