@@ -21,6 +21,7 @@ import contextlib
 import difflib
 import errno
 import json
+import os
 import re
 import sys
 import tempfile
@@ -30,6 +31,7 @@ import warnings
 from pathlib import Path
 
 from . import _values, metrics
+from ._constraints import SEED
 from ._version import __version__
 from ._writing import write_text
 from ._engine_registry import LEAF_VALUES
@@ -96,6 +98,18 @@ def _significance_level(text: str) -> float:
 
 _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "a non-negative integer")
+
+
+def _seed_option(text: str) -> int:
+    """A seed of plboost's own random streams (the demo's synthetic data, the tuning's search), which take
+    :data:`plboost._constraints.SEED`'s range, for argparse (whose message names the option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not SEED.accepts(value):
+        raise argparse.ArgumentTypeError(f"expected {SEED.describe()}, got {text!r}")
+    return value
 
 
 #: units of --memory-budget (powers of 1024; KB/MB/GB and KiB/MiB/GiB mean the same)
@@ -179,7 +193,7 @@ def _add_predict_command(commands) -> None:
         description="Score every document of DATA with a saved model and write the raw scores (the model's margin, "
                     "as LightGBM's task=predict and XGBoost's output_margin give them), one per line in the file's "
                     "order, to --out or standard output.")
-    _add_model_and_data_options(predict, out="write the scores here (default: standard output)")
+    _add_model_and_data_options(predict, out="write the scores here (default, or -: standard output)")
     _add_data_options(predict)
     _add_common_options(predict)
 
@@ -232,7 +246,8 @@ def _add_compare_command(commands) -> None:
                               "search space (plboost.tuning; change it in --config's [tune.*] tables), each "
                               "trial scored by validation NDCG@max(eval-at) with early stopping (--early-stopping, "
                               "default 30); the best is tested. Needs optuna (pip install 'plboost[tune]')")
-    compare.add_argument("--tune-seed", type=int, default=0, metavar="S", help="seed of the search (default 0)")
+    compare.add_argument("--tune-seed", type=_seed_option, default=0, metavar="S",
+                         help="seed of the search (default 0)")
     compare.add_argument("--baseline", metavar="NAME",
                          help="the configuration the others are tested against (a label as printed, or an "
                               "objective name that names one configuration); default 'lambdarank [lightgbm]' "
@@ -282,7 +297,7 @@ def _add_demo_command(commands) -> None:
     demo.add_argument("--rounds", type=_positive_int, default=300,
                       help="most boosting rounds of each configuration, which stops after 30 rounds without "
                            "a better validation NDCG@10 (default %(default)s)")
-    demo.add_argument("--seed", type=int, default=0,
+    demo.add_argument("--seed", type=_seed_option, default=0,
                       help="seed of the synthetic data, the engines and the objectives' draws (default %(default)s)")
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
@@ -393,11 +408,18 @@ def _load_options(args) -> dict:
             "sort": args.sort_queries}
 
 
+#: what ``--out -`` names: standard output (predict writes its scores there; other outputs refuse it)
+STANDARD_OUTPUT = Path("-")
+
+
 def check_output_path(path: Path | None, option: str, *, directory: bool = False) -> None:
     """Refuse, before any training, an output path that cannot be written (what it must not replace is
     checked by :func:`plboost.outputs.check_outputs`)."""
     if path is None:
         return
+    if path == STANDARD_OUTPUT:  # the convention of the command line: "-" is standard output, never a file's name
+        raise ValueError(f"{option} -: '-' stands for standard output, where this command prints its table; give a "
+                         f"{'directory' if directory else 'file'} name")
     try:
         if directory:
             if path.exists() and not path.is_dir():
@@ -461,6 +483,7 @@ def main(argv=None) -> int:
         print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
 
     try:
+        _check_environment()
         with warnings.catch_warnings(), _compile_notices(args):
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
@@ -484,6 +507,20 @@ def main(argv=None) -> int:
             return 3
         print(f"plboost {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _check_environment() -> None:
+    """Refuse, before any work, a process environment that would fail later with a message naming no cause: a
+    working directory that was deleted (Python cannot resolve relative paths, nor can Numba start) and a
+    ``NUMBA_NUM_THREADS`` Numba cannot use."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise ValueError("the working directory no longer exists (it was deleted or moved away): cd to a directory "
+                         "that exists and run the command again") from None
+    from ._jit import check_thread_variable
+
+    check_thread_variable()
 
 
 @contextlib.contextmanager
@@ -620,6 +657,8 @@ def _evaluate(args) -> int:
 
 
 def _predict(args) -> int:
+    if args.out == STANDARD_OUTPUT:
+        args.out = None
     model, data = _model_and_data(args)
     text = "".join(f"{score!r}\n" for score in model.predict(data.X).astype(float).tolist())
     if args.out:

@@ -582,3 +582,61 @@ def test_every_option_has_a_line_of_help_with_its_default():
             if len(words) < 3 or (has_default and "default" not in action.help):
                 lacking.append(f"{name} {'/'.join(action.option_strings) or action.dest}: {action.help!r}")
     assert lacking == []
+
+
+# the process's environment and the command line's conventions, named in one line
+
+@pytest.mark.parametrize("value", ["-3", "four", "1.5", " "])
+def test_a_thread_count_numba_cannot_use_is_refused_naming_the_variable(files, monkeypatch, capsys, value):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    assert main(["train", "--train", str(files["train"]), "--rounds", "1", "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"plboost train: error: the environment variable NUMBA_NUM_THREADS (the threads "
+                                       f"of plboost's kernels) must be an integer >= 1, got {value!r}; set it so, or "
+                                       "unset it for one thread per core\n")
+
+
+@pytest.mark.slow
+def test_a_deleted_working_directory_is_said_in_one_line(files, tmp_path):
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && exec {sys.executable} -m plboost evaluate --model m.txt --data d.txt"
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 2
+    assert done.stderr == ("plboost evaluate: error: the working directory no longer exists (it was deleted or moved "
+                           "away): cd to a directory that exists and run the command again\n")
+
+
+@pytest.mark.parametrize("argv", [["demo", "--seed", "-4"], ["demo", "--seed", str(2 ** 63)],
+                                  ["compare", "x", "--run", "plrank", "--tune", "2", "--tune-seed", "-9"]])
+def test_seeds_of_the_demo_and_the_search_are_refused_naming_the_option(capsys, argv):
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    assert raised.value.code == 2
+    option = argv[argv.index("--seed") if "--seed" in argv else argv.index("--tune-seed")]
+    assert capsys.readouterr().err == (f"plboost {argv[0]}: error: argument {option}: expected an integer in "
+                                       f"[0, 2**63), got {argv[-1]!r} (see plboost {argv[0]} --help)\n")
+
+
+@pytest.mark.engine
+def test_out_dash_is_standard_output_for_the_scores_and_refused_elsewhere(files, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "model.txt"
+    assert main(["train", "--train", str(files["train"]), "--rounds", "2", "--save-model", str(model),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--out", "-", "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert len(printed.out.splitlines()) == load_svmlight(files["test"]).n_docs and printed.err == ""
+    refused = [(["evaluate", "--model", str(model), "--data", str(files["test"]), "--out", "-"], "--out", "file"),
+               (["train", "--train", str(files["train"]), "--save-model", "-"], "--save-model", "file"),
+               (["compare", str(files["train"].parent), "--run", "plrank", "--out", "-"], "--out", "directory"),
+               (["demo", "--out", "-"], "--out", "directory")]
+    for argv, option, kind in refused:
+        assert main([*argv, "--quiet"]) == 2, argv
+        assert capsys.readouterr().err.endswith(f"error: {option} -: '-' stands for standard output, where this "
+                                                f"command prints its table; give a {kind} name\n"), argv
+    assert list(tmp_path.iterdir()) == [model]  # no file named '-'

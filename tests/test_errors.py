@@ -83,6 +83,17 @@ def cli_on_dataset(*argv):
     return run
 
 
+def numba_threads(value: str):
+    """:func:`cli_call` of a training with ``NUMBA_NUM_THREADS=value``."""
+    call = cli_call("train", "--train", "{dir}/train.txt", "--quiet")
+
+    def run(d: Path):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("NUMBA_NUM_THREADS", value)
+            return call(d)
+    return run
+
+
 def cli_call(*argv):
     def run(d: Path):
         arguments = [a.format(dir=d) for a in argv]
@@ -406,6 +417,11 @@ CASES = [
     Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
          r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
          r"got 2"),
+    Case("command line", "`demo --seed -1` (or `compare --tune-seed -1`)", cli_call("demo", "--seed", "-1"),
+         r"argument --seed: expected an integer in \[0, 2\*\*63\), got '-1'"),
+    Case("command line", "`NUMBA_NUM_THREADS=0` (or a value that is no integer)", numba_threads("0"),
+         r"the environment variable NUMBA_NUM_THREADS \(the threads of plboost's kernels\) must be an integer >= 1, "
+         r"got '0'"),
     Case("objective parameter", "`Ranker().set_params(learning_rate=\"abc\").fit(...)`",
          lambda d: Ranker().set_params(learning_rate="abc").fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
          r"Ranker: learning_rate must be a finite number > 0, got 'abc' \(str\)"),
@@ -433,6 +449,9 @@ CASES = [
          cli_call("summarize", "{dir}/sub", "--out", "{dir}/sub/results.csv"),
          r"--out .*results\.csv would replace results\.csv of the comparison in .*sub, which this command reads; "
          r"give a new file name"),
+    Case("command line", "`--out -` of a command that prints a table (`predict --out -` is standard output)",
+         cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--out", "-"),
+         r"--out -: '-' stands for standard output, where this command prints its table; give a file name"),
     Case("command line", "`--save-model` that is a directory",
          cli_call("train", "--train", "{dir}/train.txt", "--save-model", "{dir}", "--quiet"),
          r"--save-model .* is a directory; give a file name"),
