@@ -138,6 +138,12 @@ def utf16_file(d: Path):
     load_svmlight(d / "utf16.txt", cache=False)
 
 
+def per_document_weights():
+    matrix = xgb.DMatrix(X, Y, weight=np.ones(len(Y)))
+    matrix.set_group(GROUP)
+    return matrix
+
+
 def constant_features(d: Path):
     data = small_ranking_data()
     data.X[:] = 1.0
@@ -299,7 +305,19 @@ CASES = [
     Case("engine", "`lgb.cv` with a plboost objective and no `folds=` (LightGBM splits rows, cutting queries)",
          lambda d: lgb.cv({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, Y, group=GROUP), 1, nfold=3),
          r"CutQueryError: PLRank: this lgb\.Dataset is a subset that keeps \d+ of the 40 rows of query 0 .*"
-         r"Pass folds=plboost\.query_folds\(train_set, nfold=\.\.\.\) to lgb\.cv$"),
+         r"pass folds=plboost\.query_folds\(train_set, nfold=\.\.\.\) to lgb\.cv"),
+    Case("engine", "`lgb.cv(..., folds=KFold(3))` with a plboost objective (folds of rows)",
+         lambda d: lgb.cv({"objective": URank(), "verbosity": -1}, lgb.Dataset(X, Y, group=GROUP), 1,
+                          folds=__import__("sklearn.model_selection").model_selection.KFold(3)),
+         r"CutQueryError: URank: .*its folds cut queries \(lgb\.cv splits rows, not queries, for a custom objective, "
+         r"with nfold= or with folds of rows such as KFold's\)"),
+    Case("engine", "an XGBoost `DMatrix` with one weight per document (XGBoost's ranking weights are per query)",
+         lambda d: PLRank()(np.zeros(400), per_document_weights()),
+         r"xgb\.DMatrix: XGBoost's ranking weights are one per query \(group\), but it holds 400 weights \(one per "
+         r"document\) for 10 queries of 400 documents"),
+    Case("engine", "`train(\"lightgbm\", PLRank(), (X, y, group))` (arrays, not a dataset)",
+         lambda d: train("lightgbm", PLRank(), (X, Y, GROUP)),
+         r"InputTypeError: train: train_data must be a plboost\.RankingData \(or OutOfCoreData\), got tuple"),
     Case("engine", "unsorted query ids in `xgb.DMatrix(qid=...)` (XGBoost's own check; "
          "`RankingData.to_xgboost()` sets the groups instead)",
          lambda d: xgb.DMatrix(X, Y, qid=np.repeat([3, 1, 2, 0, 4, 5, 6, 7, 8, 9], 40)),
@@ -429,6 +447,13 @@ CASES = [
          r"PLRank: seed must be an integer in \[0, 2\*\*63\), got None"),
     Case("objective parameter", "`UMart(label_gain=\"0,1,3\")` (text for a list)", lambda d: UMart(label_gain="0,1,3"),
          r"UMart: label_gain must be a non-empty sequence of finite numbers or None, got '0,1,3' \(str\)"),
+    Case("objective parameter", "`UMart(label_gain=[nan] * 5000)` (a long value: shown cut, with its size)",
+         lambda d: UMart(label_gain=[float("nan")] * 5000),
+         r"UMart: label_gain must be a non-empty sequence of finite numbers or None, got \[nan, nan, nan, nan, nan, "
+         r"nan, \.\.\.\] \(list, 5,000 entries\)$"),
+    Case("objective parameter", "`register_metric(name, f)` with `f` not callable as `f(ranked_labels, offsets, k)`",
+         lambda d: metrics.register_metric("RR", lambda labels, offsets: labels),
+         r"metric RR: its function\(ranked_labels, offsets, k=None\) raised TypeError: .*; not registered$"),
     Case("objective parameter", "`Ranker(\"plrank\", top_k=5)` (an objective's parameter beside its name)",
          lambda d: Ranker("plrank", top_k=5).fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
          r"Ranker: top_k is a parameter of PLRank, not of the engine: pass objective=PLRank\(top_k=...\)"),
