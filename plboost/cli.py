@@ -25,6 +25,7 @@ import os
 import re
 import sys
 import tempfile
+import textwrap
 import traceback
 import time
 import warnings
@@ -571,7 +572,12 @@ def _print_result(result) -> None:
 
     row = {"objective": result.spec.label, **result.metrics, "seconds": result.model.train_seconds,
            "trees": result.model.trees_used}
-    print(f"{result.evaluated_on} metrics; {result.conventions}")
+    if result.evaluated_on == "train":
+        print("train metrics: on the data the model was fitted to (no --valid or --test given), not an estimate "
+              "for new queries")
+    else:
+        print(f"{result.evaluated_on} metrics")
+    print(textwrap.fill(f"conventions: {result.conventions}", 120, subsequent_indent="  "))
     print(format_table([row], ["objective", *result.metrics, "seconds", "trees"]))
 
 
@@ -648,7 +654,8 @@ def _evaluate(args) -> int:
     model, data = _model_and_data(args)
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
-    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
+    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents")
+    print(textwrap.fill(f"conventions: {conventions}", 120, subsequent_indent="  "))
     print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
         write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
@@ -777,6 +784,13 @@ def _print_comparison(result, baseline=None, holm_over="metric"):
         tests = significance[significance["test"] == significance["test"].iloc[0]]
         family = len(tests) if holm_over == "table" else tests["configuration"].nunique()
         print(legend(baseline, holm_over=holm_over, family_size=family))
+        tuning = (result.protocol or {}).get("tuning")
+        if tuning:
+            from .tuning import few_trials
+
+            few = few_trials(tuning["n_trials"])
+            if few:
+                print(few)
         print()
         print(f"Differences from {baseline}:")
         print(result.interval_table(significance))

@@ -640,3 +640,29 @@ def test_out_dash_is_standard_output_for_the_scores_and_refused_elsewhere(files,
         assert capsys.readouterr().err.endswith(f"error: {option} -: '-' stands for standard output, where this "
                                                 f"command prints its table; give a {kind} name\n"), argv
     assert list(tmp_path.iterdir()) == [model]  # no file named '-'
+
+
+@pytest.mark.engine
+def test_training_metrics_say_so_and_no_header_line_is_long(files, capsys):
+    assert main(["train", "--train", str(files["valid"]), "--rounds", "2", "--quiet", "--eval-at", "2,4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("train metrics: on the data the model was fitted to (no --valid or --test given), not an "
+                        "estimate for new queries")
+    assert lines[1].startswith("conventions: NDCG: gain 2^y-1")
+    header = [line for line in lines if not line.startswith("|")]
+    assert header and max(map(len, header)) <= 120, header
+    assert main(["train", "--train", str(files["valid"]), "--test", str(files["test"]), "--rounds", "2",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "test metrics"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("trials, few", [(4, True), (10, False)])
+def test_a_tuned_table_states_its_early_stopping_once_and_a_small_budget(synthetic_folds, capsys, trials, few):
+    pytest.importorskip("optuna")
+    assert main(["compare", str(synthetic_folds), "--folds", "Fold1", "--run", "lambdarank", "--run", "rank_xendcg",
+                 "--tune", str(trials), "--rounds", "4", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "no early stopping" not in out and "early stopping after 30 rounds (every tuning trial's)" in out
+    warning = f"{trials} trial(s) per configuration is too few a budget to compare tuned configurations by"
+    assert out.count(warning) == (2 if few else 0)  # in the header, and beside the markers' legend
