@@ -202,7 +202,8 @@ def _add_predict_command(commands) -> None:
 def _add_model_and_data_options(parser, *, out: str) -> None:
     """--model, --data and --out of the commands that score a saved model."""
     parser.add_argument("--model", required=True, type=Path,
-                        help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
+                        help="model file: LightGBM text, XGBoost JSON or UBJSON, or CatBoost .cbm (told by the "
+                             "content, any file name)")
     parser.add_argument("--data", required=True, type=Path,
                         help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
                              "with the feature columns the model was trained on, in the same order")

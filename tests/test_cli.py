@@ -666,3 +666,18 @@ def test_a_tuned_table_states_its_early_stopping_once_and_a_small_budget(synthet
     assert "no early stopping" not in out and "early stopping after 30 rounds (every tuning trial's)" in out
     warning = f"{trials} trial(s) per configuration is too few a budget to compare tuned configurations by"
     assert out.count(warning) == (2 if few else 0)  # in the header, and beside the markers' legend
+
+
+def test_the_help_and_the_docs_name_what_the_commands_read_and_run(capsys):
+    from plboost.cli import demo_runs
+
+    for command in ("evaluate", "predict"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        assert "model file: LightGBM text, XGBoost JSON or UBJSON, or CatBoost .cbm" in shown
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    block = text[text.index("## demo"):].split("```")[1]
+    comment = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("#"))
+    for run in demo_runs():
+        assert run.split(",")[0] in comment.replace(",", " ").split(), run
