@@ -16,18 +16,27 @@ PARALLEL ?= -n auto --maxprocesses=4
 # make install UV_INSTALL='.venv/bin/pip install'. Where uv fails, pip installs the packages, and says so.
 UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python --compile-bytecode
 
-$(STAMP): setup.cfg pyproject.toml
+# `make demo` installs what the demo runs on (plboost and its requirements: LightGBM, XGBoost, Numba, pandas, SciPy),
+# and `make test` / `make install` add the test extra (scikit-learn, Dask, Optuna, CatBoost, pytest, ...) to it.
+DEMO_STAMP := $(VENV)/.installed-demo
+
+$(DEMO_STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv>=0.4'
-	$(UV_INSTALL) -e '.[test]' || { echo "make: uv could not install the packages (above); pip installs them"; \
-		$(BIN)/pip install -e '.[test]'; }
+	$(UV_INSTALL) -e . || { echo "make: uv could not install the packages (above); pip installs them"; \
+		$(BIN)/pip install -e .; }
 	$(BIN)/python -m compileall -q plboost
 	$(BIN)/plboost warm-up
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
+	$(UV_INSTALL) -e '.[test]' || { echo "make: uv could not install the packages (above); pip installs them"; \
+		$(BIN)/pip install -e '.[test]'; }
 	touch $(STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/plboost demo
 
 # ruff, configured in pyproject.toml

@@ -24,6 +24,7 @@ plboost.errors.InvalidParameterError: PLRank3: normalize must be True or False (
 from __future__ import annotations
 
 import math
+import reprlib
 import re
 import numbers
 from collections.abc import Mapping
@@ -197,6 +198,12 @@ class Text:
         return self.text
 
 
+#: how a refused value is shown: a long list or string cut (Python's reprlib), never echoed whole
+_SHOWN = reprlib.Repr()  # keyword arguments from Python 3.12 only
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxarray = _SHOWN.maxset = 6
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 60, 60, 40
+
+
 def check(value, constraint, name: str, owner: str | None = None):
     """``value`` converted by the first part of ``constraint`` that accepts it; InvalidParameterError if none does."""
     parts = constraint if isinstance(constraint, tuple) else (constraint,)
@@ -209,7 +216,10 @@ def check(value, constraint, name: str, owner: str | None = None):
     described = [part.describe() if part is not None else "None" for part in parts]
     wanted = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
     plain = value is None or (isinstance(value, numbers.Number) and not isinstance(value, (bool, np.bool_)))
-    got = repr(value) if plain or isinstance(value, (bool, np.bool_)) else f"{value!r} ({type(value).__name__})"
+    size = (f", {len(value):,} characters" if len(value) > _SHOWN.maxstring else "") if isinstance(value, str) \
+        else f", {len(value):,} entries" if hasattr(value, "__len__") else ""
+    got = _SHOWN.repr(value) if plain or isinstance(value, (bool, np.bool_)) \
+        else f"{_SHOWN.repr(value)} ({type(value).__name__}{size})"
     if any(isinstance(part, Integer) for part in parts) and _beyond_int64(value):
         got += " (beyond the 64-bit integers, -2**63 to 2**63 - 1)"
     raise InvalidParameterError(f"{owner + ': ' if owner else ''}{name} must be {wanted}, got {got}")

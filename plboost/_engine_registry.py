@@ -364,7 +364,13 @@ class XGBoost(Engine):
         return dataset.get_label(), dataset.get_uint_info("group_ptr"), dataset.get_weight()
 
     def document_weights(self, weights, offsets):  # one weight per query
-        return np.repeat(np.asarray(weights, dtype=np.float32), np.diff(offsets))
+        weights = np.asarray(weights, dtype=np.float32)
+        if weights.shape != (offsets.size - 1,):
+            per = " (one per document)" if weights.size == offsets[-1] else ""
+            raise ValueError(f"xgb.DMatrix: XGBoost's ranking weights are one per query (group), but it holds "
+                             f"{weights.size} weights{per} for {offsets.size - 1} queries of {offsets[-1]} documents; "
+                             "set_weight(<one weight per query>)")
+        return np.repeat(weights, np.diff(offsets))
 
     def query_offsets(self, data):
         boundaries = data.get_uint_info("group_ptr")

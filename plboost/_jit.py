@@ -145,6 +145,22 @@ _numba = None
 _activation_lock = threading.RLock()
 
 
+def check_thread_variable() -> None:
+    """Refuse a ``NUMBA_NUM_THREADS`` that Numba cannot use: it takes ``int(value)`` threads, at least 1. Numba
+    itself fails on 0 with a message that names no variable, and for a value that is no integer it warns with its
+    traceback and uses every core."""
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None:
+        return
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"the environment variable NUMBA_NUM_THREADS (the threads of plboost's kernels) must be an "
+                         f"integer >= 1, got {value!r}; set it so, or unset it for one thread per core")
+
+
 def activate(lazy: LazyKernel | None = None):
     """Import Numba and make every kernel a Numba dispatcher (once per process; see the module's docstring).
     Returns the dispatcher of ``lazy``, or Numba."""
@@ -154,6 +170,7 @@ def activate(lazy: LazyKernel | None = None):
             if _numba is None:
                 import sys
 
+                check_thread_variable()
                 import numba
 
                 CACHE = _choose_cache(numba)

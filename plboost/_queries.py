@@ -193,8 +193,9 @@ class CutQueryError(ValueError):
         others = f" (and {n_cut - 1} other queries are cut)" if n_cut > 1 else ""
         super().__init__(
             f"{owner}: this lgb.Dataset is a subset that keeps {kept} of the {size} rows of query {query}{others}: "
-            "lgb.cv without folds= splits rows, not queries, for a custom objective. Pass "
-            "folds=plboost.query_folds(train_set, nfold=...) to lgb.cv")
+            "its folds cut queries (lgb.cv splits rows, not queries, for a custom objective, with nfold= or with "
+            "folds of rows such as KFold's); pass folds=plboost.query_folds(train_set, nfold=...) to lgb.cv, or "
+            "scikit-learn's GroupKFold over the query ids")
 
     def __reduce__(self):  # picklable, for process pools
         return type(self), (self.owner, self.query, self.kept, self.size, self.n_cut)

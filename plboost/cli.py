@@ -21,15 +21,18 @@ import contextlib
 import difflib
 import errno
 import json
+import os
 import re
 import sys
 import tempfile
+import textwrap
 import traceback
 import time
 import warnings
 from pathlib import Path
 
 from . import _values, metrics
+from ._constraints import SEED
 from ._version import __version__
 from ._constraints import C_INT_MAX, INT64_RANGE
 from ._writing import write_text
@@ -104,6 +107,18 @@ def _significance_level(text: str) -> float:
 _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "a non-negative integer")
 _positive_c_int = _int_at_least(1, "a positive integer", C_INT_MAX, "2**31 - 1")  # the engines' C int
+
+
+def _seed_option(text: str) -> int:
+    """A seed of plboost's own random streams (the demo's synthetic data, the tuning's search), which take
+    :data:`plboost._constraints.SEED`'s range, for argparse (whose message names the option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not SEED.accepts(value):
+        raise argparse.ArgumentTypeError(f"expected {SEED.describe()}, got {text!r}")
+    return value
 
 
 #: units of --memory-budget (powers of 1024; KB/MB/GB and KiB/MiB/GiB mean the same)
@@ -189,7 +204,7 @@ def _add_predict_command(commands) -> None:
         description="Score every document of DATA with a saved model and write the raw scores (the model's margin, "
                     "as LightGBM's task=predict and XGBoost's output_margin give them), one per line in the file's "
                     "order, to --out or standard output.")
-    _add_model_and_data_options(predict, out="write the scores here (default: standard output)")
+    _add_model_and_data_options(predict, out="write the scores here (default, or -: standard output)")
     _add_data_options(predict)
     _add_common_options(predict)
 
@@ -197,7 +212,8 @@ def _add_predict_command(commands) -> None:
 def _add_model_and_data_options(parser, *, out: str) -> None:
     """--model, --data and --out of the commands that score a saved model."""
     parser.add_argument("--model", required=True, type=Path,
-                        help="model file: LightGBM text, XGBoost JSON or UBJSON (told by the content, any file name)")
+                        help="model file: LightGBM text, XGBoost JSON or UBJSON, or CatBoost .cbm (told by the "
+                             "content, any file name)")
     parser.add_argument("--data", required=True, type=Path,
                         help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
                              "with the feature columns the model was trained on, in the same order")
@@ -242,7 +258,8 @@ def _add_compare_command(commands) -> None:
                               "search space (plboost.tuning; change it in --config's [tune.*] tables), each "
                               "trial scored by validation NDCG@max(eval-at) with early stopping (--early-stopping, "
                               "default 30); the best is tested. Needs optuna (pip install 'plboost[tune]')")
-    compare.add_argument("--tune-seed", type=int, default=0, metavar="S", help="seed of the search (default 0)")
+    compare.add_argument("--tune-seed", type=_seed_option, default=0, metavar="S",
+                         help="seed of the search (default 0)")
     compare.add_argument("--baseline", metavar="NAME",
                          help="the configuration the others are tested against (a label as printed, or an "
                               "objective name that names one configuration); default 'lambdarank [lightgbm]' "
@@ -292,7 +309,7 @@ def _add_demo_command(commands) -> None:
     demo.add_argument("--rounds", type=_positive_int, default=300,
                       help="most boosting rounds of each configuration, which stops after 30 rounds without "
                            "a better validation NDCG@10 (default %(default)s)")
-    demo.add_argument("--seed", type=int, default=0,
+    demo.add_argument("--seed", type=_seed_option, default=0,
                       help="seed of the synthetic data, the engines and the objectives' draws (default %(default)s)")
     demo.add_argument("--out", type=Path, metavar="DIR", help="keep the synthetic files and results here")
     _add_common_options(demo)
@@ -403,11 +420,18 @@ def _load_options(args) -> dict:
             "sort": args.sort_queries}
 
 
+#: what ``--out -`` names: standard output (predict writes its scores there; other outputs refuse it)
+STANDARD_OUTPUT = Path("-")
+
+
 def check_output_path(path: Path | None, option: str, *, directory: bool = False) -> None:
     """Refuse, before any training, an output path that cannot be written (what it must not replace is
     checked by :func:`plboost.outputs.check_outputs`)."""
     if path is None:
         return
+    if path == STANDARD_OUTPUT:  # the convention of the command line: "-" is standard output, never a file's name
+        raise ValueError(f"{option} -: '-' stands for standard output, where this command prints its table; give a "
+                         f"{'directory' if directory else 'file'} name")
     try:
         if directory:
             if path.exists() and not path.is_dir():
@@ -471,6 +495,7 @@ def main(argv=None) -> int:
         print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
 
     try:
+        _check_environment()
         with warnings.catch_warnings(), _compile_notices(args):
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
@@ -494,6 +519,20 @@ def main(argv=None) -> int:
             return 3
         print(f"plboost {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _check_environment() -> None:
+    """Refuse, before any work, a process environment that would fail later with a message naming no cause: a
+    working directory that was deleted (Python cannot resolve relative paths, nor can Numba start) and a
+    ``NUMBA_NUM_THREADS`` Numba cannot use."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise ValueError("the working directory no longer exists (it was deleted or moved away): cd to a directory "
+                         "that exists and run the command again") from None
+    from ._jit import check_thread_variable
+
+    check_thread_variable()
 
 
 @contextlib.contextmanager
@@ -544,7 +583,12 @@ def _print_result(result) -> None:
 
     row = {"objective": result.spec.label, **result.metrics, "seconds": result.model.train_seconds,
            "trees": result.model.trees_used}
-    print(f"{result.evaluated_on} metrics; {result.conventions}")
+    if result.evaluated_on == "train":
+        print("train metrics: on the data the model was fitted to (no --valid or --test given), not an estimate "
+              "for new queries")
+    else:
+        print(f"{result.evaluated_on} metrics")
+    print(textwrap.fill(f"conventions: {result.conventions}", 120, subsequent_indent="  "))
     print(format_table([row], ["objective", *result.metrics, "seconds", "trees"]))
 
 
@@ -621,7 +665,8 @@ def _evaluate(args) -> int:
     model, data = _model_and_data(args)
     spec = RunSpec(eval_at=args.eval_at, no_relevant=args.no_relevant, g_max=args.g_max)
     values, conventions = evaluate_scores(model.predict(data.X), data, spec)
-    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents; {conventions}")
+    print(f"{args.data}: {data.n_queries} queries, {data.n_docs} documents")
+    print(textwrap.fill(f"conventions: {conventions}", 120, subsequent_indent="  "))
     print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
         write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
@@ -630,6 +675,8 @@ def _evaluate(args) -> int:
 
 
 def _predict(args) -> int:
+    if args.out == STANDARD_OUTPUT:
+        args.out = None
     model, data = _model_and_data(args)
     text = "".join(f"{score!r}\n" for score in model.predict(data.X).astype(float).tolist())
     if args.out:
@@ -748,6 +795,13 @@ def _print_comparison(result, baseline=None, holm_over="metric"):
         tests = significance[significance["test"] == significance["test"].iloc[0]]
         family = len(tests) if holm_over == "table" else tests["configuration"].nunique()
         print(legend(baseline, holm_over=holm_over, family_size=family))
+        tuning = (result.protocol or {}).get("tuning")
+        if tuning:
+            from .tuning import few_trials
+
+            few = few_trials(tuning["n_trials"])
+            if few:
+                print(few)
         print()
         print(f"Differences from {baseline}:")
         print(result.interval_table(significance))

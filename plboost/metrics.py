@@ -327,9 +327,16 @@ class Metric:
         """The name of its column at cut-off ``k`` (None: the whole list)."""
         return self.name if k is None else f"{self.name}@{k}"
 
-    def per_query(self, ranked, offsets, k) -> np.ndarray:
-        """The function's values, checked: one finite number or NaN per query."""
-        values = np.array(self.function(ranked, offsets, k), dtype=np.float64)
+    def per_query(self, ranked, offsets, k, *, registered: bool = True) -> np.ndarray:
+        """The function's values, checked: one finite number or NaN per query (``registered``: the message says how
+        to stop reporting the metric)."""
+        try:
+            values = np.array(self.function(ranked, offsets, k), dtype=np.float64)
+        except Exception as error:  # noqa: BLE001 - the user's function: name it, and how to stop it
+            raise ValueError(f"metric {self.name}: its function(ranked_labels, offsets, k={k}) raised "
+                             f"{type(error).__name__}: {error}; "
+                             + (f"fix it, or unregister_metric({self.name!r})" if registered else "not registered")
+                             ) from error
         if values.shape != (offsets.size - 1,):
             raise ValueError(f"metric {self.name}: its function returned shape {values.shape}, not one value per "
                              f"query ({offsets.size - 1},)")
@@ -371,6 +378,9 @@ def register_metric(name: str, function: Callable, *, at_cutoffs: bool = False, 
     if name in _REGISTERED:
         raise ValueError(f"register_metric: {name!r} is registered already; unregister_metric({name!r}) first")
     metric = Metric(name, function, at_cutoffs, str(description))
+    # one trial call, on two queries, so that a function that cannot be called so fails here, not in every evaluate
+    metric.per_query(np.array([1.0, 0.0, 2.0]), np.array([0, 2, 3], dtype=np.int64), 1 if at_cutoffs else None,
+                     registered=False)
     _REGISTERED[name] = metric
     return metric
 

@@ -200,6 +200,21 @@ def apply_params(spec, space: SearchSpace, params: dict):
     return replace(spec, engine_params=engine_params, objective_params=objective_params, **fields)
 
 
+#: fewer trials than this per configuration are too few to compare tuned configurations by: TPE's first 10 trials
+#: are drawn at random in Optuna's default (``n_startup_trials``; here ``min(10, max(2, n_trials // 3))``), so a
+#: smaller budget is mostly a random search, whose luck the significance tests over queries do not see
+FEW_TRIALS = 10
+
+
+def few_trials(n_trials: int) -> str | None:
+    """The warning a table tuned with fewer than :data:`FEW_TRIALS` trials per configuration carries, or None."""
+    if n_trials >= FEW_TRIALS:
+        return None
+    return (f"{n_trials} trial(s) per configuration is too few a budget to compare tuned configurations by: a "
+            "difference, marked or not, may be the search's luck (the tests see the queries, not the search); "
+            f"give --tune {FEW_TRIALS} or more")
+
+
 _TUNING_CONSTRAINTS = {"n_trials": Integer(low=1), "seed": SEED, "early_stopping": Integer(low=1),
                        "pruner_startup_trials": Integer(low=0), "pruner_warmup_rounds": Integer(low=0)}
 
@@ -224,8 +239,10 @@ class Tuning:
             object.__setattr__(self, name, value)  # frozen: the checked values replace the given ones, once
 
     def describe(self, metric: str) -> str:
-        return (f"tuned: {self.n_trials} trial(s) of TPE (seed {self.seed}) per configuration and split, trial 0 the "
-                f"untuned configuration, by validation {metric} with early stopping; test metrics of the best trial")
+        text = (f"tuned: {self.n_trials} trial(s) of TPE (seed {self.seed}) per configuration and split, trial 0 the "
+                f"untuned configuration, by validation {metric}; test metrics of the best trial")
+        few = few_trials(self.n_trials)
+        return f"{text}\n{few}" if few else text
 
     def settings(self) -> dict:
         """The budget and seeds every configuration is tuned with (part of a comparison's protocol)."""

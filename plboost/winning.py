@@ -246,6 +246,9 @@ def summarize(results: pd.DataFrame, metrics=None, significant: pd.DataFrame | N
     else:
         note = ("Every win counts, significant or not" + (f" ({every_win_because})" if every_win_because else "")
                 + ": a method wins a comparison by a higher mean, however small the difference.")
+    if cells["dataset"].nunique() == 1:
+        note += (" One dataset: winning numbers compare methods across datasets; on one, a method's WN counts the "
+                 "methods it beats there, which says no more than that comparison's table.")
     return cells, table, note + "\n\n" + text
 
 
@@ -284,13 +287,18 @@ def format_summary(table: pd.DataFrame, cells: pd.DataFrame | None = None) -> st
     parts = []
     for metric, group in table.groupby("metric", sort=False):
         ordered = group.sort_values(["NWN", "IWN", "method"], ascending=[False, False, True], na_position="last")
-        rows = [{"method": r.method, "WN": r.WN, "IWN": r.IWN,
-                 "NWN": "n/a" if np.isnan(r.NWN) else f"{r.NWN:.4f}", "Pareto-optimal": "yes" if r.pareto else ""}
+        # every method at one point of (NWN, IWN): each is Pareto-optimal, and the flag singles none out
+        tied = len(group) > 1 and group["NWN"].nunique(dropna=False) == 1 and group["IWN"].nunique() == 1
+        rows = [{"method": r.method, "WN": r.WN, "IWN": r.IWN, "NWN": "n/a" if np.isnan(r.NWN) else f"{r.NWN:.4f}",
+                 "Pareto-optimal": "tie" if tied and r.pareto else "yes" if r.pareto else ""}
                 for r in ordered.itertuples()]
         title = ("Cross-metric (WN and IWN summed over " + ", ".join(m for m in dict.fromkeys(table["metric"])
                                                                    if m != CROSS_METRIC) + ")"
                  if metric == CROSS_METRIC else metric)
         parts.append(f"### {title}\n\n" + format_table(rows, ["method", "WN", "IWN", "NWN", "Pareto-optimal"]))
+        if tied:
+            parts[-1] += (f"\n\nEvery method ties at NWN {rows[0]['NWN']} and IWN {rows[0]['IWN']}: none dominates "
+                          "another, so none is singled out as Pareto-optimal (tie).")
     if cells is not None:
         datasets = list(dict.fromkeys(cells["dataset"]))
         coverage = []
@@ -343,7 +351,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 
 def _read_csv_text(path: Path) -> pd.DataFrame:
-    with open(path, newline="", encoding="utf-8") as handle:
+    with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         records = []

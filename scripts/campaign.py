@@ -14,8 +14,10 @@ and writes every case's outcome to --out.
 from __future__ import annotations
 
 import argparse
+import bz2
 import csv
 import gzip
+import lzma
 import os
 import resource
 import shutil
@@ -48,6 +50,10 @@ class Case:
     file_size_limit: int | None = None
     #: files of the scratch directory that must not exist afterwards (a truncated output left behind)
     absent: tuple = ()
+    #: environment variables set for the command
+    environment: dict = field(default_factory=dict)
+    #: the command starts in a directory that is deleted before it runs
+    deleted_cwd: bool = False
     outcome: dict = field(default_factory=dict)
 
 
@@ -153,6 +159,12 @@ def data_cases() -> list[Case]:
              writer("bad.txt.gz", gz[:20] + bytes([gz[20] ^ 0xFF]) + gz[21:], binary=True)),
         Case("data file", "random bytes", train_on("noise.txt"), "noise.txt",
              writer("noise.txt", os.urandom(5000), binary=True)),
+        Case("data file", "bzip2 under a .gz name", train_on("packed.txt.gz"), "is bzip2-compressed",
+             writer("packed.txt.gz", bz2.compress(GOOD.encode()), binary=True)),
+        Case("data file", "xz inside gzip", train_on("twice.gz"), "is xz-compressed inside its gzip compression",
+             writer("twice.gz", gzip.compress(lzma.compress(GOOD.encode())), binary=True)),
+        Case("data file", "a CSV table named .svm", train_on("table.svm"), "comma-separated, as a CSV table's are",
+             writer("table.svm", "query,relevance,a\n3,1,0.5\n")),
         Case("data file", "a directory", train_on("adir"), "is a directory", lambda d: (d / "adir").mkdir()),
         Case("data file", "a file that is not there", train_on("missing.txt"), "missing.txt"),
         Case("data file", "a FIFO", train_on("fifo.txt"), "not a regular file", lambda d: os.mkfifo(d / "fifo.txt")),
@@ -274,8 +286,42 @@ def output_cases() -> list[Case]:
                                                            "{d}/demo", "--quiet"], "which the demo would replace",
              lambda d: (d / "demo" / "data").mkdir(parents=True) or (d / "demo" / "data" / "train.txt").write_text(
                  "mine\n")),
+        Case("output", "predict --out - writes the scores to standard output",
+             ["predict", "--model", "{d}/m-.txt", "--data", "{d}/base/vali.txt", "--out", "-", "--quiet"], "ok",
+             _trained_model("m-.txt"), absent=("-",)),
+        Case("output", "evaluate --out - (the table is on standard output)",
+             ["evaluate", "--model", "{d}/m-.txt", "--data", "{d}/base/vali.txt", "--out", "-", "--quiet"],
+             "'-' stands for standard output", _trained_model("m-.txt"), absent=("-",)),
+        Case("output", "summarize --out -", ["summarize", "{d}/two.csv", "--out", "-"], "give a file name",
+             writer("two.csv", "method,dataset,ERR@5\nP,d,0.3\nQ,d,0.2\n"), absent=("-",)),
+        Case("output", "compare --out -", ["compare", "{d}/base", "--run", "umart", "--out", "-", "--quiet"],
+             "give a directory name", absent=("-",)),
         Case("output", "compare --out is a file", ["compare", "{d}/base", "--run", "plrank", "--rounds", "2",
                                                    "--out", "{d}/base/train.txt", "--quiet"], "is a file"),
+    ]
+
+
+def _trained_model(name: str):
+    def setup(d: Path):
+        subprocess.run([sys.executable, "-m", "plboost", "train", "--train", str(d / "base" / "train.txt"),
+                        "--rounds", "2", "--save-model", str(d / name), "--quiet"], check=True, capture_output=True)
+    return setup
+
+
+def environment_cases() -> list[Case]:
+    base = ["train", "--train", "{d}/base/train.txt", "--rounds", "2", "--quiet"]
+    return [
+        Case("environment", f"NUMBA_NUM_THREADS={value}", base, "NUMBA_NUM_THREADS", environment={
+            "NUMBA_NUM_THREADS": value}) for value in ("-1", "two", "0x2", "3.0")
+    ] + [
+        Case("environment", "NUMBA_NUM_THREADS=1", base, "ok", environment={"NUMBA_NUM_THREADS": "1"}),
+        Case("environment", "a deleted working directory (train)", base, "the working directory no longer exists",
+             deleted_cwd=True),
+        Case("environment", "a deleted working directory (summarize)", ["summarize", "{d}/x.csv"],
+             "the working directory no longer exists", deleted_cwd=True),
+        Case("environment", "demo --seed -2", ["demo", "--seed", "-2"], "argument --seed"),
+        Case("environment", "compare --tune-seed 2**63", ["compare", "{d}/base", "--run", "plrank", "--tune", "2",
+                                                          "--tune-seed", str(2 ** 63)], "argument --tune-seed"),
     ]
 
 
@@ -367,6 +413,11 @@ def summarize_cases() -> list[Case]:
              writer("r5.json", '{"dataset": "x", "results": 5}')),
         Case("summarize", "--alpha 2", ["summarize", "{d}/ok.csv", "--alpha", "2"], "--alpha",
              writer("ok.csv", "method,dataset,NDCG@10\nA,d1,0.5\nB,d1,0.4\n")),
+        Case("summarize", "a CSV with a UTF-8 byte-order mark", ["summarize", "{d}/bom.csv"], "ok",
+             writer("bom.csv", b"\xef\xbb\xbfmethod,dataset,MAP\nR,e1,0.7\nS,e1,0.7\n", binary=True)),
+        Case("summarize", "--out - (the table is on standard output)", ["summarize", "{d}/bom2.csv", "--out", "-"],
+             "'-' stands for standard output",
+             writer("bom2.csv", b"\xef\xbb\xbfmethod,dataset,MAP\nR,e1,0.7\n", binary=True), absent=("-",)),
         Case("summarize", "an empty CSV", ["summarize", "{d}/void.csv"], "void.csv", writer("void.csv", "")),
         Case("summarize", "a CSV without metrics", ["summarize", "{d}/nometric.csv"], "no metric columns",
              writer("nometric.csv", "method,dataset,colour\nA,d1,red\n")),
@@ -387,7 +438,7 @@ def signal_cases() -> list[Case]:
 
 def all_cases() -> list[Case]:
     return [*data_cases(), *parameter_cases(), *output_cases(), *model_cases(), *compare_cases(), *summarize_cases(),
-            *signal_cases()]
+            *environment_cases(), *signal_cases()]
 
 
 def run_case(case: Case, scratch: Path) -> Case:
@@ -398,18 +449,22 @@ def run_case(case: Case, scratch: Path) -> Case:
     argv = [part.replace("{d}", str(directory)) for part in case.argv]
     if "concurrent" in case.name:
         argv = [part.replace(str(directory), str(scratch)) for part in argv]
+    cwd = directory / "deleted" if case.deleted_cwd else directory
+    cwd.mkdir(exist_ok=True)
     start = time.perf_counter()
     # a hung case is stopped by SIGABRT first, on which faulthandler prints every thread's stack
     def limits():
+        if case.deleted_cwd:  # the child is in it already: the directory goes, the child stays
+            os.rmdir(cwd)
         # Ctrl-C as a terminal sends it: a campaign started in the background (``cmd &`` in a script) has SIGINT
         # ignored, which its children would inherit, and Python then never raises KeyboardInterrupt
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         if case.file_size_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (case.file_size_limit, case.file_size_limit))
 
-    process = subprocess.Popen([sys.executable, "-m", "plboost", *argv], cwd=directory, stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "plboost", *argv], cwd=cwd, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, errors="replace", preexec_fn=limits,
-                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1", **case.environment})
     try:
         if case.interrupt_after is not None:
             try:

@@ -600,3 +600,102 @@ def test_every_option_has_a_line_of_help_with_its_default():
             if len(words) < 3 or (has_default and "default" not in action.help):
                 lacking.append(f"{name} {'/'.join(action.option_strings) or action.dest}: {action.help!r}")
     assert lacking == []
+
+
+# the process's environment and the command line's conventions, named in one line
+
+@pytest.mark.parametrize("value", ["-3", "four", "1.5", " "])
+def test_a_thread_count_numba_cannot_use_is_refused_naming_the_variable(files, monkeypatch, capsys, value):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    assert main(["train", "--train", str(files["train"]), "--rounds", "1", "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"plboost train: error: the environment variable NUMBA_NUM_THREADS (the threads "
+                                       f"of plboost's kernels) must be an integer >= 1, got {value!r}; set it so, or "
+                                       "unset it for one thread per core\n")
+
+
+@pytest.mark.slow
+def test_a_deleted_working_directory_is_said_in_one_line(files, tmp_path):
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && exec {sys.executable} -m plboost evaluate --model m.txt --data d.txt"
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 2
+    assert done.stderr == ("plboost evaluate: error: the working directory no longer exists (it was deleted or moved "
+                           "away): cd to a directory that exists and run the command again\n")
+
+
+@pytest.mark.parametrize("argv", [["demo", "--seed", "-4"], ["demo", "--seed", str(2 ** 63)],
+                                  ["compare", "x", "--run", "plrank", "--tune", "2", "--tune-seed", "-9"]])
+def test_seeds_of_the_demo_and_the_search_are_refused_naming_the_option(capsys, argv):
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    assert raised.value.code == 2
+    option = argv[argv.index("--seed") if "--seed" in argv else argv.index("--tune-seed")]
+    assert capsys.readouterr().err == (f"plboost {argv[0]}: error: argument {option}: expected an integer in "
+                                       f"[0, 2**63), got {argv[-1]!r} (see plboost {argv[0]} --help)\n")
+
+
+@pytest.mark.engine
+def test_out_dash_is_standard_output_for_the_scores_and_refused_elsewhere(files, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "model.txt"
+    assert main(["train", "--train", str(files["train"]), "--rounds", "2", "--save-model", str(model),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--out", "-", "--quiet"]) == 0
+    printed = capsys.readouterr()
+    assert len(printed.out.splitlines()) == load_svmlight(files["test"]).n_docs and printed.err == ""
+    refused = [(["evaluate", "--model", str(model), "--data", str(files["test"]), "--out", "-"], "--out", "file"),
+               (["train", "--train", str(files["train"]), "--save-model", "-"], "--save-model", "file"),
+               (["compare", str(files["train"].parent), "--run", "plrank", "--out", "-"], "--out", "directory"),
+               (["demo", "--out", "-"], "--out", "directory")]
+    for argv, option, kind in refused:
+        assert main([*argv, "--quiet"]) == 2, argv
+        assert capsys.readouterr().err.endswith(f"error: {option} -: '-' stands for standard output, where this "
+                                                f"command prints its table; give a {kind} name\n"), argv
+    assert list(tmp_path.iterdir()) == [model]  # no file named '-'
+
+
+@pytest.mark.engine
+def test_training_metrics_say_so_and_no_header_line_is_long(files, capsys):
+    assert main(["train", "--train", str(files["valid"]), "--rounds", "2", "--quiet", "--eval-at", "2,4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("train metrics: on the data the model was fitted to (no --valid or --test given), not an "
+                        "estimate for new queries")
+    assert lines[1].startswith("conventions: NDCG: gain 2^y-1")
+    header = [line for line in lines if not line.startswith("|")]
+    assert header and max(map(len, header)) <= 120, header
+    assert main(["train", "--train", str(files["valid"]), "--test", str(files["test"]), "--rounds", "2",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "test metrics"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("trials, few", [(4, True), (10, False)])
+def test_a_tuned_table_states_its_early_stopping_once_and_a_small_budget(synthetic_folds, capsys, trials, few):
+    pytest.importorskip("optuna")
+    assert main(["compare", str(synthetic_folds), "--folds", "Fold1", "--run", "lambdarank", "--run", "rank_xendcg",
+                 "--tune", str(trials), "--rounds", "4", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "no early stopping" not in out and "early stopping after 30 rounds (every tuning trial's)" in out
+    warning = f"{trials} trial(s) per configuration is too few a budget to compare tuned configurations by"
+    assert out.count(warning) == (2 if few else 0)  # in the header, and beside the markers' legend
+
+
+def test_the_help_and_the_docs_name_what_the_commands_read_and_run(capsys):
+    from plboost.cli import demo_runs
+
+    for command in ("evaluate", "predict"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        assert "model file: LightGBM text, XGBoost JSON or UBJSON, or CatBoost .cbm" in shown
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    block = text[text.index("## demo"):].split("```")[1]
+    comment = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("#"))
+    for run in demo_runs():
+        assert run.split(",")[0] in comment.replace(",", " ").split(), run

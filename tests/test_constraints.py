@@ -92,3 +92,16 @@ def test_the_error_is_both_a_value_error_and_a_type_error():
 def test_an_undeclared_parameter_is_a_bug_not_a_user_error():
     with pytest.raises(KeyError):
         check_params({"a": Integer()}, {"b": 1})
+
+
+@pytest.mark.parametrize("value, shown", [
+    ([float("nan")] * 4000, r"\[nan, nan, nan, nan, nan, nan, \.\.\.\] \(list, 4,000 entries\)$"),
+    (tuple(["a"] * 900), r"\('a', 'a', 'a', 'a', 'a', 'a', \.\.\.\) \(tuple, 900 entries\)$"),
+    ("z" * 7000, r"'z+\.\.\.z+' \(str, 7,000 characters\)$"),
+    (np.full(10_000, np.inf), r"array\(\[inf, .*\) \(ndarray, 10,000 entries\)$"),
+])
+def test_a_long_refused_value_is_shown_cut_with_its_size(value, shown):
+    with pytest.raises(InvalidParameterError, match=rf"^Owner: gains must be a non-empty sequence of finite numbers, "
+                                                    rf"got {shown}") as error:
+        check(value, Reals(), "gains", "Owner")
+    assert len(str(error.value)) < 250

@@ -109,7 +109,7 @@ def test_bad_nfold_is_refused(data, nfold, error, message):
 def test_lgb_cv_without_folds_is_refused(data, obj):
     name = type(obj).__name__
     with pytest.raises(CutQueryError, match=rf"^{name}: this lgb\.Dataset is a subset that keeps \d+ of the \d+ rows "
-                                            r"of query \d+ .*Pass folds=plboost\.query_folds\(train_set"):
+                                            r"of query \d+ .*pass folds=plboost\.query_folds\(train_set"):
         lgb.cv({"objective": obj, **CV_PARAMS, "min_data_in_leaf": 5}, data.to_lightgbm(), 1, nfold=3)
 
 
@@ -190,7 +190,7 @@ def test_a_hand_made_subset_that_cuts_a_query_is_refused(data):
     full = data.to_lightgbm(params={"verbose": -1}).construct()
     first = int(data.offsets[1])  # query 0 loses its first row
     subset = full.subset(np.arange(1, data.n_docs)).construct()
-    with pytest.raises(CutQueryError, match=rf"keeps {first - 1} of the {first} rows of query 0: lgb\.cv") as error:
+    with pytest.raises(CutQueryError, match=rf"keeps {first - 1} of the {first} rows of query 0: its folds") as error:
         PLRank()(np.zeros(data.n_docs - 1), subset)
     assert (error.value.query, error.value.kept, error.value.size, error.value.n_cut) == (0, first - 1, first, 1)
 
@@ -213,3 +213,17 @@ def test_the_check_runs_once_per_dataset(data, monkeypatch):
 def test_query_folds_is_exported():
     assert plboost.query_folds is query_folds
     assert issubclass(CutQueryError, ValueError)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("folds", [3, 4])
+def test_folds_of_rows_given_to_lgb_cv_are_refused_without_blaming_a_missing_folds(data, folds):
+    from sklearn.model_selection import KFold
+
+    with pytest.raises(CutQueryError) as error:
+        lgb.cv({"objective": PLRank(), **CV_PARAMS, "min_data_in_leaf": 5}, data.to_lightgbm(), 1,
+               folds=KFold(folds, shuffle=True, random_state=folds))
+    message = str(error.value)
+    assert "without folds=" not in message and "folds of rows such as KFold's" in message
+    assert message.endswith("pass folds=plboost.query_folds(train_set, nfold=...) to lgb.cv, or scikit-learn's "
+                            "GroupKFold over the query ids")

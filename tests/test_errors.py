@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import lzma
 import re
 import sys
 import tempfile
@@ -51,6 +52,11 @@ def write(directory: Path, name: str, text: str, **extra) -> Path:
     return path
 
 
+def write_bytes(directory: Path, name: str, content: bytes) -> Path:
+    (directory / name).write_bytes(content)
+    return directory / name
+
+
 def loads(text: str, name: str = "data.txt", **kwargs):
     return lambda d: load_svmlight(write(d, name, text), cache=False, **kwargs)
 
@@ -74,6 +80,17 @@ def cli_on_dataset(*argv):
         for name in ("train.txt", "test.txt"):
             write(d / "dataset", name, GOOD)
         return call(d)
+    return run
+
+
+def numba_threads(value: str):
+    """:func:`cli_call` of a training with ``NUMBA_NUM_THREADS=value``."""
+    call = cli_call("train", "--train", "{dir}/train.txt", "--quiet")
+
+    def run(d: Path):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("NUMBA_NUM_THREADS", value)
+            return call(d)
     return run
 
 
@@ -119,6 +136,12 @@ def gz_corrupt(d: Path):
 def utf16_file(d: Path):
     (d / "utf16.txt").write_bytes("0 qid:1 1:1\n".encode("utf-16"))
     load_svmlight(d / "utf16.txt", cache=False)
+
+
+def per_document_weights():
+    matrix = xgb.DMatrix(X, Y, weight=np.ones(len(Y)))
+    matrix.set_group(GROUP)
+    return matrix
 
 
 def constant_features(d: Path):
@@ -190,6 +213,12 @@ CASES = [
     Case("data file", "a device or a pipe given as the data file", lambda d: load_svmlight("/dev/null"),
          r"/dev/null: not a regular file \(a pipe, a device or a socket\)"),
     Case("data file", "a UTF-16 file", utf16_file, r"utf16\.txt: the file is UTF-16"),
+    Case("data file", "an xz-compressed file (plain and gzip text are read)",
+         lambda d: load_svmlight(write_bytes(d, "data.txt.xz", lzma.compress(GOOD.encode())), cache=False),
+         r"data\.txt\.xz: the file is xz-compressed, not SVMlight text; plboost reads plain or gzip-compressed files: "
+         r"decompress it \(unxz\) or recompress it with gzip"),
+    Case("data file", "a CSV table named `.txt`", loads("qid,label,f1\n1,0,0.5\n"),
+         r"data\.txt, line 1: label 'qid,label,f1' is not a number: the line is comma-separated, as a CSV table's are"),
     Case("data file", "a token of 2 MB (shown cut)", loads("0 qid:1 1:" + "9" * 2_000_000 + "x\n"),
          r"line 1: feature value '9{57}\.\.\.' \(2,000,001 bytes\) in"),
     Case("data file", "feature index 10^9 with dense `X` (the default)", loads("1 qid:1 1:1 1000000000:1\n"),
@@ -287,7 +316,19 @@ CASES = [
     Case("engine", "`lgb.cv` with a plboost objective and no `folds=` (LightGBM splits rows, cutting queries)",
          lambda d: lgb.cv({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, Y, group=GROUP), 1, nfold=3),
          r"CutQueryError: PLRank: this lgb\.Dataset is a subset that keeps \d+ of the 40 rows of query 0 .*"
-         r"Pass folds=plboost\.query_folds\(train_set, nfold=\.\.\.\) to lgb\.cv$"),
+         r"pass folds=plboost\.query_folds\(train_set, nfold=\.\.\.\) to lgb\.cv"),
+    Case("engine", "`lgb.cv(..., folds=KFold(3))` with a plboost objective (folds of rows)",
+         lambda d: lgb.cv({"objective": URank(), "verbosity": -1}, lgb.Dataset(X, Y, group=GROUP), 1,
+                          folds=__import__("sklearn.model_selection").model_selection.KFold(3)),
+         r"CutQueryError: URank: .*its folds cut queries \(lgb\.cv splits rows, not queries, for a custom objective, "
+         r"with nfold= or with folds of rows such as KFold's\)"),
+    Case("engine", "an XGBoost `DMatrix` with one weight per document (XGBoost's ranking weights are per query)",
+         lambda d: PLRank()(np.zeros(400), per_document_weights()),
+         r"xgb\.DMatrix: XGBoost's ranking weights are one per query \(group\), but it holds 400 weights \(one per "
+         r"document\) for 10 queries of 400 documents"),
+    Case("engine", "`train(\"lightgbm\", PLRank(), (X, y, group))` (arrays, not a dataset)",
+         lambda d: train("lightgbm", PLRank(), (X, Y, GROUP)),
+         r"InputTypeError: train: train_data must be a plboost\.RankingData \(or OutOfCoreData\), got tuple"),
     Case("engine", "unsorted query ids in `xgb.DMatrix(qid=...)` (XGBoost's own check; "
          "`RankingData.to_xgboost()` sets the groups instead)",
          lambda d: xgb.DMatrix(X, Y, qid=np.repeat([3, 1, 2, 0, 4, 5, 6, 7, 8, 9], 40)),
@@ -408,6 +449,11 @@ CASES = [
     Case("command line", "`demo --queries 2`", cli_call("demo", "--queries", "2"),
          r"argument --queries: expected an integer of at least 3 \(a third as many go to validation and to test\), "
          r"got 2"),
+    Case("command line", "`demo --seed -1` (or `compare --tune-seed -1`)", cli_call("demo", "--seed", "-1"),
+         r"argument --seed: expected an integer in \[0, 2\*\*63\), got '-1'"),
+    Case("command line", "`NUMBA_NUM_THREADS=0` (or a value that is no integer)", numba_threads("0"),
+         r"the environment variable NUMBA_NUM_THREADS \(the threads of plboost's kernels\) must be an integer >= 1, "
+         r"got '0'"),
     Case("objective parameter", "`Ranker().set_params(learning_rate=\"abc\").fit(...)`",
          lambda d: Ranker().set_params(learning_rate="abc").fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
          r"Ranker: learning_rate must be a finite number > 0, got 'abc' \(str\)"),
@@ -415,6 +461,13 @@ CASES = [
          r"PLRank: seed must be an integer in \[0, 2\*\*63\), got None"),
     Case("objective parameter", "`UMart(label_gain=\"0,1,3\")` (text for a list)", lambda d: UMart(label_gain="0,1,3"),
          r"UMart: label_gain must be a non-empty sequence of finite numbers or None, got '0,1,3' \(str\)"),
+    Case("objective parameter", "`UMart(label_gain=[nan] * 5000)` (a long value: shown cut, with its size)",
+         lambda d: UMart(label_gain=[float("nan")] * 5000),
+         r"UMart: label_gain must be a non-empty sequence of finite numbers or None, got \[nan, nan, nan, nan, nan, "
+         r"nan, \.\.\.\] \(list, 5,000 entries\)$"),
+    Case("objective parameter", "`register_metric(name, f)` with `f` not callable as `f(ranked_labels, offsets, k)`",
+         lambda d: metrics.register_metric("RR", lambda labels, offsets: labels),
+         r"metric RR: its function\(ranked_labels, offsets, k=None\) raised TypeError: .*; not registered$"),
     Case("objective parameter", "`Ranker(\"plrank\", top_k=5)` (an objective's parameter beside its name)",
          lambda d: Ranker("plrank", top_k=5).fit(np.zeros((4, 1)), [0, 1, 0, 1], group=[2, 2]),
          r"Ranker: top_k is a parameter of PLRank, not of the engine: pass objective=PLRank\(top_k=...\)"),
@@ -435,6 +488,9 @@ CASES = [
          cli_call("summarize", "{dir}/sub", "--out", "{dir}/sub/results.csv"),
          r"--out .*results\.csv would replace results\.csv of the comparison in .*sub, which this command reads; "
          r"give a new file name"),
+    Case("command line", "`--out -` of a command that prints a table (`predict --out -` is standard output)",
+         cli_call("evaluate", "--model", "{dir}/train.txt", "--data", "{dir}/train.txt", "--out", "-"),
+         r"--out -: '-' stands for standard output, where this command prints its table; give a file name"),
     Case("command line", "`--save-model` that is a directory",
          cli_call("train", "--train", "{dir}/train.txt", "--save-model", "{dir}", "--quiet"),
          r"--save-model .* is a directory; give a file name"),

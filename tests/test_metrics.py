@@ -532,9 +532,30 @@ def test_registering_refuses_what_would_be_ambiguous_or_wrong(registered_metrics
         registered_metrics("Q", "precision")
     with pytest.raises(ValueError, match="no metric 'Q' is registered; registered: P"):
         unregister_metric("Q")
-    registered_metrics("bad", lambda ranked, offsets, k: np.zeros(1))
     with pytest.raises(ValueError, match=r"metric bad: its function returned shape \(1,\), not one value per query"):
-        evaluate([0.1, 0.2, 0.3], [0, 1, 0], group=[1, 2])
+        registered_metrics("bad", lambda ranked, offsets, k: np.zeros(1))
+    assert [metric.name for metric in metrics.registered_metrics()] == ["P"]
+
+
+@pytest.mark.parametrize("function, at_cutoffs, raised", [
+    (lambda labels, offsets: labels, False, r"TypeError: .*takes 2 positional arguments but 3 were given"),
+    (lambda ranked, offsets, k, extra: ranked, True, r"TypeError: .*missing 1 required positional argument"),
+    (lambda ranked, offsets, k: ranked[:, 0], False, r"IndexError: too many indices"),
+])
+def test_a_metric_that_cannot_be_called_is_refused_when_registered_and_stays_out(registered_metrics, function,
+                                                                                  at_cutoffs, raised):
+    with pytest.raises(ValueError, match=rf"^metric Wrong: its function\(ranked_labels, offsets, k=(1|None)\) raised "
+                                         rf"{raised}.*; not registered$"):
+        registered_metrics("Wrong", function, at_cutoffs=at_cutoffs)
+    assert metrics.registered_metrics() == ()
+    assert "Wrong" not in evaluate([0.3, 0.1, 0.2], [1, 0, 2], group=[3])  # later evaluates are not broken
+
+
+def test_a_registered_metric_failing_on_some_data_names_itself_and_the_way_out(registered_metrics):
+    registered_metrics("Short", lambda ranked, offsets, k: [1.0 / (offsets.size - 4)] * (offsets.size - 1))
+    with pytest.raises(ValueError, match=r"^metric Short: its function\(ranked_labels, offsets, k=None\) raised "
+                                         r"ZeroDivisionError: .*; fix it, or unregister_metric\('Short'\)$"):
+        evaluate([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1], group=[1, 1, 2])
 
 
 @pytest.mark.compiled_only("counts compiled specialisations")

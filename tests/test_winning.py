@@ -252,3 +252,23 @@ def test_results_csv_with_repeats_is_averaged_over_repeats(two_datasets, tmp_pat
 def test_summarize_errors_exit_with_status_2(tmp_path, capsys):
     assert main(["summarize", str(tmp_path / "missing.json")]) == 2
     assert "missing.json: no such file or directory" in capsys.readouterr().err
+
+
+def test_a_csv_with_a_byte_order_mark_is_read_as_without(tmp_path):
+    text = "method,dataset,ERR@5\nP,d7,0.31\nQ,d7,0.29\nP,d8,0.2\nQ,d8,0.4\n"
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "plain.csv").write_text(text)
+    with_mark, plain = load_results([tmp_path / "bom.csv"]), load_results([tmp_path / "plain.csv"])
+    assert list(with_mark.columns) == list(plain.columns)
+    assert with_mark.drop(columns="source").equals(plain.drop(columns="source"))
+
+
+@pytest.mark.parametrize("values, tied", [((0.4, 0.4, 0.4), True), ((0.4, 0.5, 0.3), False)])
+def test_methods_that_all_tie_are_not_all_called_pareto_optimal(values, tied):
+    results = pd.DataFrame({"method": ["U", "V", "W"], "dataset": ["only"] * 3, "metric": ["MAP"] * 3,
+                            "value": list(values), "split": [None] * 3, "source": ["x"] * 3})
+    _, table, text = summarize(results, ["MAP"])
+    assert "One dataset: winning numbers compare methods across datasets" in text
+    assert ("Every method ties at NWN 0.0000 and IWN 2: none dominates another" in text) is tied
+    assert ("| yes " in text) is not tied and ("| tie " in text) is tied
+    assert table["pareto"].sum() == (3 if tied else 1) * 2  # the table keeps the definition (MAP and cross-metric)

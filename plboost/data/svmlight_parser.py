@@ -25,6 +25,7 @@ import gzip
 import io
 import itertools
 import os
+import re
 import stat
 import threading
 import zlib
@@ -53,6 +54,15 @@ _PART_BYTES = 1 << 16  # smallest part
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16 LE, BE; UTF-32 BE (LE starts as UTF-16 LE)
+#: the first bytes of files in formats that are not SVMlight text (none can start a data line, whose first token is
+#: a number), what each is, and what to do with it
+_OTHER_FORMATS = ((re.compile(rb"BZh[1-9]1AY&SY"), "bzip2-compressed", "decompress it (bunzip2)"),
+                  (re.compile(rb"\xfd7zXZ\x00"), "xz-compressed", "decompress it (unxz)"),
+                  (re.compile(rb"\x28\xb5\x2f\xfd"), "Zstandard-compressed", "decompress it (unzstd)"),
+                  (re.compile(rb"\x04\x22\x4d\x18"), "LZ4-compressed", "decompress it (unlz4)"),
+                  (re.compile(rb"PK\x03\x04"), "a ZIP archive", "extract it (unzip)"),
+                  (re.compile(rb"7z\xbc\xaf\x27\x1c"), "a 7-Zip archive", "extract it (7z x)"),
+                  (re.compile(rb"PAR1"), "a Parquet file", "name it .parquet to read it as a table"))
 #: tokens longer than this are cut in messages
 _SHOWN_BYTES = 60
 #: with max_dense_gib="auto", a dense X above this many GiB is refused when less than SPARSE_FILL of its cells
@@ -423,6 +433,7 @@ def read_chunks(path: Path, *, progress: bool = False) -> Iterator[tuple[bytes, 
                 read = f"after line {line - 1} " if line > 1 else ""
                 raise DataFormatError(path, None, f"cannot decompress {read}({exc}); is the file complete?") from None
             if first:
+                _check_format(path, block, compressed)
                 block, first = block[_bom_length(path, block):], False
             if not block:
                 rest = b"".join(pending)
@@ -454,6 +465,17 @@ def _line_ends(chunk: bytes) -> int:
 def with_lf(chunk: bytes) -> bytes:
     """``chunk`` with its CRLF and CR line ends made LF."""
     return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in chunk else chunk
+
+
+def _check_format(path: Path, head: bytes, compressed: bool) -> None:
+    """Refuse a file whose first bytes say it is not SVMlight text (:data:`_OTHER_FORMATS`): plain or gzip text is
+    read, and a file of another compression would otherwise fail on its first "label"."""
+    for magic, what, fix in _OTHER_FORMATS:
+        if magic.match(head):
+            inside = " inside its gzip compression" if compressed else ""
+            gzip_too = "" if what.startswith("a ") else " or recompress it with gzip"
+            raise DataFormatError(path, None, f"the file is {what}{inside}, not SVMlight text; plboost reads plain or "
+                                              f"gzip-compressed files: {fix}{gzip_too}")
 
 
 def _bom_length(path: Path, head: bytes) -> int:
@@ -525,6 +547,9 @@ def _syntax_problem(tokens: list[bytes]) -> str | None:
     except ValueError:
         if b":" in label:
             return f"missing label: the line starts with {_show(label)}"
+        if b"," in label:
+            return (f"label {_show(label)} is not a number: the line is comma-separated, as a CSV table's are, and a "
+                    "table is read as one by its name only: name the file .csv (or .csv.gz)")
         return f"label {_show(label)} is not a number"
     if _has_qid(tokens):
         name, _, value = features.pop(0).partition(b":")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from .._engine_registry import DEFAULT_ENGINE, ENGINES, Engine, engine_of, engine_of_model_format, get_engine
 from ..data.out_of_core import OutOfCoreData
+from ..data.ranking_data import RankingData
+from ..errors import InputTypeError
 from ..objectives import OBJECTIVES, RankingObjective, get_objective
 from ._base import EngineAdapter, SavedModel, TrainedModel, describe_objective, engine_message, engine_refusal
 from .settings import DEFAULT_SETTINGS, TrainingSettings
@@ -111,6 +113,12 @@ def train(engine: str, objective, train_data, valid_data=None, settings: Trainin
     it can do (a plboost objective, data on disk) is refused, naming the engines that can."""
     if isinstance(objective, RankingObjective):
         check_capability(engine, "custom_objectives", f"plboost's objectives ({objective.name})")
+    for name, data in (("train_data", train_data), ("valid_data", valid_data)):
+        if not (isinstance(data, (RankingData, OutOfCoreData)) or (data is None and name == "valid_data")):
+            raise InputTypeError(f"train: {name} must be a plboost.RankingData (or OutOfCoreData), got "
+                                 f"{type(data).__name__}; from arrays X, y and query sizes g: RankingData(X, y, "
+                                 "qids=np.arange(len(g)), offsets=np.r_[0, np.cumsum(g)]), or plboost.Ranker().fit(X, "
+                                 "y, group=g)")
     if any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)) or kwargs.get("out_of_core"):
         check_capability(engine, "out_of_core", "training on data read out of core")
     return adapter(engine).train(objective, train_data, valid_data, settings, **kwargs)

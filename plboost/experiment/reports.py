@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
@@ -58,8 +59,8 @@ def header(comparison) -> str:
     spread = "mean ± std over splits" + (f" / std over {repeats} seeds" if repeats > 1 else "")
     text = (f"{comparison.dataset}: {len(comparison.specs)} configuration(s) x {len(splits)} split(s) "
             f"({', '.join(splits)})"
-            f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}; "
-            f"{comparison.conventions}")
+            f"{f' x {repeats} repeats' if repeats > 1 else ''}; test metrics {where}, {spread}\n"
+            + textwrap.fill(f"conventions: {comparison.conventions}", 120, subsequent_indent="  "))
     queries = comparison.test_queries()
     if queries is not None:
         count = {"one": "count as 1 in NDCG and MAP, 0 in ERR", "zero": "count as 0",
@@ -196,6 +197,8 @@ def describe_protocol(protocol: dict) -> str:
              f"early stopping after {stopping} rounds" if stopping else "no early stopping",
              f"seed {protocol['seed']}", counted(protocol["repeats"], "repeat")]
     tuning = protocol.get("tuning")
+    if tuning and not stopping:  # the tuned runs stop early all the same: every trial does, the best one tested
+        words[3] = f"early stopping after {tuning['early_stopping']} rounds (every tuning trial's)"
     if tuning:
         words.append(f"tuned with {counted(tuning['n_trials'], 'trial')} (seed {tuning['seed']})")
     return ", ".join(words) + " (unless a configuration sets its own)"

@@ -139,7 +139,14 @@ class RunSpec:
 def shown_value(value) -> str:
     """A parameter's value as tables and messages show it: lists (and tuples) as JSON, the rest as ``str``."""
     plain = plain_value(value)
-    return json.dumps(plain) if isinstance(plain, list) else str(value)
+    if isinstance(plain, list) and len(plain) > _SHOWN_ENTRIES:  # the first entries and the last, with the count
+        return f"{json.dumps(plain[:_SHOWN_ENTRIES - 1])[:-1]}, ..., {json.dumps(plain[-1])}] ({len(plain):,} values)"
+    text = json.dumps(plain) if isinstance(plain, list) else str(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
+
+
+#: entries of a long list a label shows
+_SHOWN_ENTRIES = 6
 
 
 def checked_objective_params(objective: str, engine: str, params: dict) -> dict:

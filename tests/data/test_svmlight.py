@@ -1,4 +1,6 @@
+import bz2
 import gzip
+import lzma
 import pickle
 from pathlib import Path
 
@@ -342,6 +344,42 @@ def test_utf16_is_refused(tmp_path, where):
     with pytest.raises(DataFormatError, match=rf"{path.name}: the file is UTF-16 or UTF-32 text") as error:
         load_svmlight(tmp_path / "f.txt", cache=False)
     assert error.value.path == path
+
+
+@pytest.mark.parametrize("compress, what", [(bz2.compress, "bzip2-compressed"), (lzma.compress, "xz-compressed"),
+                                             (lambda data: zipfile_bytes(data), "a ZIP archive")])
+@pytest.mark.parametrize("inside_gzip", [False, True])
+def test_other_compressions_are_refused_by_name(tmp_path, compress, what, inside_gzip):
+    """Whatever the file's name: its first bytes say what it is, plain or inside gzip."""
+    content = compress(b"1 qid:7 1:0.25\n0 qid:7 2:4\n")
+    path = write_bytes(tmp_path / "ranking.dat", gzip.compress(content) if inside_gzip else content)
+    inside = " inside its gzip compression" if inside_gzip else ""
+    with pytest.raises(DataFormatError, match=rf"^{path}: the file is {what}{inside}, not SVMlight text; plboost reads "
+                                              r"plain or gzip-compressed files: ") as error:
+        load_svmlight(path, cache=False)
+    assert error.value.line is None
+
+
+def zipfile_bytes(data: bytes) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("inner.txt", data)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("header", ["label,qid,x", "rel,query,a,b,c"])
+def test_a_csv_table_named_otherwise_is_told_apart(tmp_path, header):
+    path = write(tmp_path / "scores.svm", f"{header}\n2,5,0.5\n")
+    with pytest.raises(DataFormatError, match=rf"scores\.svm, line 1: label '{header}' is not a number: the line is "
+                                              r"comma-separated, as a CSV table's are, and a table is read as one by "
+                                              r"its name only: name the file \.csv \(or \.csv\.gz\)$"):
+        load_svmlight(path, cache=False)
+    # a comma inside one line of SVMlight data is still a malformed label of its own
+    with pytest.raises(DataFormatError, match=r"line 2: label '1,5' is not a number: the line is comma-separated"):
+        load_svmlight(write(tmp_path / "two.txt", "1 qid:1 1:2\n1,5 qid:1 1:2\n"), cache=False)
 
 
 def test_huge_feature_index_is_refused_before_allocating(tmp_path):

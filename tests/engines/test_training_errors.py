@@ -98,3 +98,19 @@ def test_engine_message_keeps_the_first_line_without_source_positions():
                                      "Stack trace:\n  [bt] (0) libxgboost.so")) == "Unknown metric function x"
     assert engine_message(ValueError("Check failed: (max_bin) > (1) at /__w/LightGBM/src/io/config_auto.cpp, "
                                      "line 527 .\n")) == "Check failed: (max_bin) > (1)"
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("which, given", [("train_data", "tuple"), ("train_data", "list"), ("valid_data", "ndarray")])
+def test_data_that_is_not_a_ranking_dataset_is_refused_by_type(engine, which, given):
+    from plboost.data import make_synthetic
+    from plboost.errors import InputTypeError
+
+    good = make_synthetic(n_queries=6, n_features=3, seed=4)
+    arrays = {"tuple": (good.X, good.labels, good.group_sizes), "list": [good.X, good.labels],
+              "ndarray": good.X}[given]
+    data = {"train_data": arrays, "valid_data": good} if which == "train_data" else {"train_data": good,
+                                                                                     "valid_data": arrays}
+    with pytest.raises(InputTypeError, match=rf"^train: {which} must be a plboost\.RankingData \(or OutOfCoreData\), "
+                                             rf"got {given}; from arrays X, y and query sizes g: RankingData\(X, y, "):
+        train(engine, PLRank(), data["train_data"], data["valid_data"], rounds=1)

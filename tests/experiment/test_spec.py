@@ -237,3 +237,12 @@ def test_the_same_configuration_written_another_way_reuses_every_record(two_data
     captured = capsys.readouterr()
     assert "2 run(s): 2 reused from records, 0 redone, 0 new" in captured.err
     assert len(list((out / "runs").iterdir())) == 1  # one record folder
+
+
+@pytest.mark.parametrize("gains, shown", [([i * 0.5 for i in range(2500)], "[0.0, 0.5, 1.0, 1.5, 2.0, ..., 1249.5] "
+                                                                         "(2,500 values)"),
+                                          (list(range(7)), "[0, 1, 2, 3, 4, ..., 6] (7 values)"),
+                                          ([1, 2], "[1, 2]")])
+def test_a_long_list_parameter_is_shown_cut_in_labels(gains, shown):
+    assert RunSpec(objective="umart", objective_params={"label_gain": gains}).label == \
+        f"umart(label_gain={shown}) [lightgbm]"

@@ -11,6 +11,8 @@ import pickle
 import typing
 
 import lightgbm as lgb
+import re
+
 import numpy as np
 import pytest
 import xgboost as xgb
@@ -354,6 +356,20 @@ def test_xgboost_calls_get_the_pure_gradients_and_group_weights(ranking_arrays):
     matrix.set_weight(query_weights)  # XGBoost ranking weights are per query
     weighted_grad, _ = obj(scores, matrix)
     np.testing.assert_allclose(weighted_grad, expected_grad * np.repeat(query_weights, sizes), rtol=1e-6)
+
+
+@pytest.mark.parametrize("extra", [0, 3])
+def test_xgboost_weights_not_one_per_query_are_refused_by_count(ranking_arrays, extra):
+    """One weight per document (LightGBM's layout, set before the groups, which XGBoost then does not check), or any
+    other count: refused naming both counts, not a failed broadcast."""
+    X, labels, sizes, offsets = ranking_arrays
+    matrix = xgb.DMatrix(X, labels, weight=np.ones(len(labels) + extra))
+    matrix.set_group(sizes)
+    per = " (one per document)" if extra == 0 else ""
+    with pytest.raises(ValueError, match=rf"^xgb\.DMatrix: XGBoost's ranking weights are one per query \(group\), but "
+                                         rf"it holds {len(labels) + extra} weights{re.escape(per)} for {len(sizes)} "
+                                         rf"queries of {len(labels)} documents; set_weight"):
+        URank()(np.zeros(len(labels), dtype=np.float32), matrix)
 
 
 def test_lightgbm_weights_multiply_per_document(ranking_arrays):
