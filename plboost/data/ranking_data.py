@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._engine_registry import stored_names
 from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
 from .._writing import write_atomic
@@ -170,23 +171,29 @@ class RankingData:
                 f"X={layout} {self.X.dtype}, source={str(self.source) if self.source else None!r})")
 
     def to_lightgbm(self, reference=None, **kwargs):
-        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set.
+        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set, and the :attr:`feature_names` of a
+        table as its ``feature_name`` (:func:`plboost._engine_registry.stored_names`), which the model keeps.
 
         Pass the training Dataset as ``reference`` for validation data, so both share bin boundaries;
         ``kwargs`` go to ``lightgbm.Dataset`` (``params``, ``free_raw_data``, ...).
         """
         import lightgbm as lgb
 
+        if self.feature_names is not None:
+            kwargs.setdefault("feature_name", stored_names(self.feature_names))
         return lgb.Dataset(self.X, label=self.labels, group=self.group_sizes, reference=reference, **kwargs)
 
     def to_xgboost(self, **kwargs):
         """An ``xgboost.DMatrix`` with labels and query sizes set (``group_ptr`` equals ``offsets``).
 
-        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. ``kwargs``
-        go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
+        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. The
+        :attr:`feature_names` of a table are its ``feature_names`` (:func:`plboost._engine_registry.stored_names`),
+        which the model keeps. ``kwargs`` go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
         """
         import xgboost as xgb
 
+        if self.feature_names is not None:
+            kwargs.setdefault("feature_names", stored_names(self.feature_names))
         return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
 
     def widen(self, n_features: int) -> RankingData:
