@@ -28,7 +28,9 @@ import importlib
 import importlib.metadata
 import importlib.util
 import json
+import re
 import sys
+import urllib.parse
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -153,6 +155,12 @@ class Engine:
     def n_features(self, booster) -> int:
         raise NotImplementedError
 
+    def feature_names(self, booster) -> tuple[str, ...] | None:
+        """The table columns the booster was trained on, in the order of its features (:func:`column_names` of
+        the names it stores); None for a booster whose features are numbered (trained on SVMlight data or an
+        array), which holds the engine's default names."""
+        raise NotImplementedError
+
     def trained_rounds(self, booster) -> int:
         raise NotImplementedError
 
@@ -275,6 +283,10 @@ class LightGBM(Engine):
     def n_features(self, booster):
         return booster.num_feature()
 
+    def feature_names(self, booster):
+        names = booster.feature_name()
+        return None if names == [f"Column_{i}" for i in range(len(names))] else column_names(names)
+
     def trained_rounds(self, booster):
         return booster.current_iteration()
 
@@ -385,8 +397,11 @@ class XGBoost(Engine):
             # from the array itself: a DMatrix would copy it (8 bytes per cell); the same scores, bit for bit
             return booster.inplace_predict(X, iteration_range=(0, trees or 0), predict_type="margin",
                                            missing=np.nan)
-        matrix = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
-        return booster.predict(matrix, output_margin=True, iteration_range=(0, trees or 0))
+        if isinstance(X, xgb.DMatrix):
+            return booster.predict(X, output_margin=True, iteration_range=(0, trees or 0))
+        # a sparse X has no names to check against the booster's: plboost matches a table's columns by name first
+        return booster.predict(xgb.DMatrix(X), output_margin=True, iteration_range=(0, trees or 0),
+                               validate_features=False)
 
     def save(self, booster, path, trees):
         # the bytes XGBoost's save_model writes (JSON for a .json name, any case; UBJSON otherwise), written whole
@@ -395,6 +410,9 @@ class XGBoost(Engine):
 
     def n_features(self, booster):
         return booster.num_features()
+
+    def feature_names(self, booster):
+        return None if booster.feature_names is None else column_names(booster.feature_names)
 
     def trained_rounds(self, booster):
         return booster.num_boosted_rounds()
@@ -516,6 +534,10 @@ class CatBoost(Engine):
     def n_features(self, booster):
         return len(booster.feature_names_)
 
+    def feature_names(self, booster):  # CatBoost keeps any name as it is
+        names = list(booster.feature_names_)
+        return None if names == [str(i) for i in range(len(names))] else tuple(names)
+
     def trained_rounds(self, booster):
         return booster.tree_count_
 
@@ -552,6 +574,36 @@ class CatBoost(Engine):
     def ndcg_metric(eval_at: int) -> str:
         """CatBoost's name of plboost's NDCG@eval_at: exponential gains (CatBoost's default is linear)."""
         return f"NDCG:top={eval_at};type=Exp"
+
+
+#: what a feature name stored in a LightGBM or XGBoost model cannot hold as it is: white space (LightGBM's model
+#: file separates the names by spaces, and its Dataset turns a space into "_"), LightGBM's "special JSON characters"
+#: and XGBoost's "[", "]" and "<" (both refuse them), other control characters, and a "%" that would read as the
+#: start of an escape
+_UNSTORABLE = re.compile(r'[\x00-\x20\x7f",:\[\]{}<]|%(?=[0-9A-Fa-f]{2})')
+
+
+def stored_names(names) -> list[str]:
+    """Table columns as LightGBM and XGBoost can store them as feature names: each character they cannot hold
+    (:data:`_UNSTORABLE`) written ``%XX``, its code in hexadecimal (RFC 3986's percent-encoding), so that
+    :func:`column_names` gives the columns back exactly; other names are stored as they are. An empty name,
+    which LightGBM's model file cannot hold, is refused.
+
+    >>> stored_names(["bm25", "tf idf", "x[1]", "ctr%"])
+    ['bm25', 'tf%20idf', 'x%5B1%5D', 'ctr%']
+    >>> column_names(stored_names(["tf idf", "a%20b"]))
+    ('tf idf', 'a%20b')
+    """
+    names = [str(name) for name in names]
+    if "" in names:
+        raise ValueError(f"feature column {names.index('')} has an empty name, which a model file cannot hold; "
+                         "name it")
+    return [_UNSTORABLE.sub(lambda match: f"%{ord(match.group()):02X}", name) for name in names]
+
+
+def column_names(stored) -> tuple[str, ...]:
+    """The table columns of feature names :func:`stored_names` wrote (``%XX`` read back as the character)."""
+    return tuple(urllib.parse.unquote(str(name)) for name in stored)
 
 
 def _leaf_texts(node: dict, found: dict | None = None) -> dict[str, str]:

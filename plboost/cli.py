@@ -43,7 +43,7 @@ from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGIN
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
 from .warm_up import PARSER
-from .data.splits import checked_options
+from .data.splits import checked_options, for_model
 from .data.tabular import TABLE_OPTIONS, is_table
 from .objectives import OBJECTIVES
 from .outputs import COMPARISON_FILES, Read, check_outputs, data_reads, result_file_of, split_reads
@@ -699,9 +699,12 @@ def _model_and_data(args):
     model = load_model(args.model)
     if is_table(args.data):
         (data,) = load_splits(args.data, out_of_core=False, **_load_options(args))
+        if model.feature_names is not None:  # found by name: a column missing or extra is refused by name
+            return model, for_model(data, model.feature_names, f"the model {args.model}")
         if data.n_features != model.n_features:
             raise ValueError(f"{args.data}: {data.n_features} feature columns, but {args.model} was trained on "
                              f"{model.n_features} features")
+        _warn_of_position(data.feature_names, model, args)
     else:
         try:
             (data,) = load_splits(args.data, n_features=model.n_features, out_of_core=False, **_load_options(args))
@@ -711,7 +714,25 @@ def _model_and_data(args):
                                       f"{args.model} was trained on): is this the data the model is for?") from None
             raise
         _warn_of_absent_features(data, model, args)
+        _warn_of_position(None, model, args)
     return model, data
+
+
+def _warn_of_position(names, model, args) -> None:
+    """Say in one line that the features of ``--data`` are matched to the model's by position, where one side has
+    no names (numbered features) and the other's are not those numbers (``f1``, ``f2``, ...: a table written from
+    SVMlight data by :meth:`RankingData.to_pandas <plboost.data.RankingData.to_pandas>`)."""
+    numbered = tuple(f"f{i + 1}" for i in range(model.n_features))
+    model_names = model.feature_names
+    if (names is None) == (model_names is None) or (names or model_names) == numbered:
+        return
+    if names is not None:
+        what = f"{args.model} records no feature names (trained on numbered features)"
+    else:
+        shown = ", ".join(map(repr, model_names[:3])) + (", ..." if len(model_names) > 3 else "")
+        what = f"{args.model} was trained on the table columns {shown}, and {args.data} numbers its features"
+    warnings.warn(f"{what}: the features of {args.data} are matched to the model's by position", UserWarning,
+                  stacklevel=2)
 
 
 def _compare(args) -> int:

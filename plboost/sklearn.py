@@ -68,6 +68,10 @@ class Ranker(BaseEstimator):
     Attributes (after :meth:`fit`)
     ------------------------------
     booster_ : lightgbm.Booster or xgboost.Booster
+        Fitted on a DataFrame, it keeps the columns as its feature names
+        (:func:`plboost._engine_registry.stored_names`), so that its model file scores a table by column name
+        (``plboost evaluate``, :func:`plboost.engines.load_model`). The Ranker itself takes a DataFrame's columns
+        as scikit-learn does: a column missing, unseen or in another order than in :meth:`fit` is refused.
     objective_ : RankingObjective or str
         What was trained.
     best_iteration_ : int or None
@@ -165,14 +169,15 @@ class Ranker(BaseEstimator):
         X, qid = _split_query_column(X, qid)
         X, y = validate_data(self, X, y, reset=True, accept_sparse="csr", dtype=[np.float32, np.float64],
                              ensure_all_finite="allow-nan", ensure_min_samples=2, y_numeric=True)
-        train_data = _ranking_data(X, y, group, qid, where="fit")
+        names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns, which the booster keeps
+        train_data = _ranking_data(X, y, group, qid, where="fit", feature_names=names)
         valid_data = None
         if eval_set is not None:
             valid_X, valid_y, valid_group, valid_qid = _one_eval_set(eval_set, eval_group, eval_qid)
             valid_X, valid_qid = _split_query_column(valid_X, valid_qid)
             valid_X = validate_data(self, valid_X, reset=False, accept_sparse="csr", dtype=[np.float32, np.float64],
                                     ensure_all_finite="allow-nan")
-            valid_data = _ranking_data(valid_X, valid_y, valid_group, valid_qid, where="eval_set")
+            valid_data = _ranking_data(valid_X, valid_y, valid_group, valid_qid, where="eval_set", feature_names=names)
         elif early_stopping_rounds:
             raise ValueError("early_stopping_rounds needs an eval_set to watch")
         seed = (self.random_state if isinstance(self.random_state, numbers.Integral)
@@ -263,7 +268,7 @@ def _split_query_column(X, qid):
     return X.drop(columns=QUERY_COLUMN), X[QUERY_COLUMN].to_numpy()
 
 
-def _ranking_data(X, y, group, qid, *, where: str) -> RankingData:
+def _ranking_data(X, y, group, qid, *, where: str, feature_names=None) -> RankingData:
     labels = np.asarray(y, dtype=np.float64)
     if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
         raise ValueError(f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {labels.shape}")
@@ -280,7 +285,7 @@ def _ranking_data(X, y, group, qid, *, where: str) -> RankingData:
     else:
         raise ValueError(f"{where}: a ranker needs the queries: group= (query sizes), qid= (a query id per row) or "
                          f"a {QUERY_COLUMN!r} column in a DataFrame X")
-    return RankingData(X, labels, ids, offsets)
+    return RankingData(X, labels, ids, offsets, feature_names=feature_names)
 
 
 def _one_eval_set(eval_set, eval_group, eval_qid):

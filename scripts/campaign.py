@@ -344,7 +344,37 @@ def model_cases() -> list[Case]:
         Case("model", "UBJSON noise", evaluate("noise.ubj"), "not a valid XGBoost UBJSON model",
              writer("noise.ubj", b"{i\x05hello" + os.urandom(64), binary=True)),
     ] + [Case("model", f"LightGBM model: {what}", evaluate(f"lgb{n}.txt"), expect, _damaged_model(f"lgb{n}.txt", edit))
-         for n, (what, edit, expect) in enumerate(MODEL_DAMAGE)]
+         for n, (what, edit, expect) in enumerate(MODEL_DAMAGE)] + [
+        Case("model", f"table model on a table: {what}", ["evaluate", "--model", "{d}/tablemodel.txt", "--data",
+                                                          "{d}/" + name, "--quiet"], expect, _table_model(name, edit))
+        for what, name, edit, expect in TABLE_EDITS]
+
+
+#: a model trained on a table, evaluated on that table changed: (what, file, change of the DataFrame, expected)
+TABLE_EDITS = [
+    ("columns in another order", "shuffled.parquet", lambda f: f[[*f.columns[:2], *f.columns[2:][::3],
+                                                                   *f.columns[2:].drop(f.columns[2:][::3])]], "ok"),
+    ("a feature column left out", "dropped.csv", lambda f: f.drop(columns=f.columns[9]), "('f8' missing)"),
+    ("an extra column", "extra.csv.gz", lambda f: f.assign(url_length=3.0), "('url_length' not in the model"),
+]
+
+
+def _table_model(name: str, edit):
+    def setup(d: Path):
+        from plboost.data import load_svmlight
+
+        train = d / "tabletrain.csv"
+        if not train.exists():
+            load_svmlight(d / "base" / "train.txt", cache=False).to_pandas().to_csv(train, index=False)
+            subprocess.run([sys.executable, "-m", "plboost", "train", "--train", str(train), "--rounds", "3",
+                            "--save-model", str(d / "tablemodel.txt"), "--quiet"], check=True, capture_output=True)
+        frame = load_svmlight(d / "base" / "test.txt", cache=False, n_features=46).to_pandas()
+        changed = edit(frame)
+        if name.endswith(".parquet"):
+            changed.to_parquet(d / name)
+        else:
+            changed.to_csv(d / name, index=False)
+    return setup
 
 
 #: same-length edits of a trained LightGBM model's first tree: (what, (field, replacement of its first value), refusal)

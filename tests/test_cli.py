@@ -443,8 +443,9 @@ def test_evaluate_refuses_a_table_of_another_width(tables, tmp_path, capsys):
     model = tmp_path / "model.txt"
     import lightgbm as lgb
 
-    lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 3}, train.to_lightgbm(),
-              num_boost_round=1).save_model(model)
+    # a model of numbered features (no names): the table's columns can only be taken by position
+    lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 3},
+              lgb.Dataset(train.X, train.labels, group=train.group_sizes), num_boost_round=1).save_model(model)
     narrow = write_table(train.subset(np.arange(5)), tmp_path / "narrow.csv")
     import pandas as pd
 
@@ -452,6 +453,74 @@ def test_evaluate_refuses_a_table_of_another_width(tables, tmp_path, capsys):
     assert main(["evaluate", "--model", str(model), "--data", str(narrow), "--query-column", "q", "--label-column",
                  "rel", "--quiet"]) == 2
     assert f"narrow.csv: {train.n_features - 1} feature columns, but {model} was trained on" in capsys.readouterr().err
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine, suffix", [("lightgbm", ".parquet"), ("xgboost", ".csv.gz")])
+def test_evaluate_and_predict_find_a_tables_columns_by_name(tables, tmp_path, capsys, engine, suffix):
+    """A model trained on a table keeps its column names; a table of the same columns in any order scores the same,
+    and one with a column missing or extra is refused, naming it."""
+    import pandas as pd
+
+    columns = ["--query-column", "q", "--label-column", "rel"]
+    model = tmp_path / ("model.txt" if engine == "lightgbm" else "model.json")
+    assert main(["train", "--train", str(tables["train"]), "--engine", engine, "--rounds", "4", "--num-leaves", "7",
+                 "--save-model", str(model), "--quiet", *columns]) == 0
+    frame = pd.read_csv(tables["test"])
+    features = [name for name in frame.columns if name not in ("q", "rel")]
+    shuffled = [features[i] for i in np.random.default_rng(7).permutation(len(features))]
+    assert shuffled != features
+    outputs = {}
+    for name, order in (("same", features), ("shuffled", shuffled)):
+        path = tmp_path / f"{name}{suffix}"
+        if suffix == ".parquet":
+            frame[["rel", *order, "q"]].to_parquet(path)
+        else:
+            frame[["rel", *order, "q"]].to_csv(path, index=False)
+        for command in ("evaluate", "predict"):
+            out = tmp_path / f"{name}.{command}"
+            assert main([command, "--model", str(model), "--data", str(path), "--out", str(out), "--quiet",
+                         *columns]) == 0
+            outputs[name, command] = out.read_text()
+    assert capsys.readouterr().err == ""
+    assert outputs["same", "predict"] == outputs["shuffled", "predict"]
+    assert json.loads(outputs["same", "evaluate"])["metrics"] == json.loads(outputs["shuffled", "evaluate"])["metrics"]
+    for edit, expect in ((lambda f: f.drop(columns=shuffled[3]), f"('{shuffled[3]}' missing)"),
+                         (lambda f: f.assign(doc_length=1.0), f"('doc_length' not in the model {model})")):
+        path = tmp_path / "edited.csv"
+        edit(frame).to_csv(path, index=False)
+        assert main(["evaluate", "--model", str(model), "--data", str(path), "--quiet", *columns]) == 2
+        assert (f"edited.csv: the feature columns differ from those of the model {model} {expect}; a model scores "
+                "the columns it was trained on, found by name") in capsys.readouterr().err
+
+
+def test_evaluate_says_when_features_are_matched_by_position(tables, files, tmp_path, capsys):
+    """A table scored by a model of numbered features, or SVMlight data by a model of named columns: one line says
+    the features are taken by position."""
+    import lightgbm as lgb
+    import pandas as pd
+    from plboost.data import load_svmlight, load_table
+
+    train = load_table(tables["train"], query="q", label="rel")
+    renamed = tmp_path / "renamed.csv"
+    write_table(train.subset(np.arange(6)), renamed)
+    pd.read_csv(renamed).rename(columns={"f2": "bm25"}).to_csv(renamed, index=False)
+    numbered = tmp_path / "numbered.txt"
+    lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 3},
+              lgb.Dataset(train.X, train.labels, group=train.group_sizes), num_boost_round=1).save_model(numbered)
+    assert main(["evaluate", "--model", str(numbered), "--data", str(renamed), "--quiet", "--query-column", "q",
+                 "--label-column", "rel"]) == 0
+    assert (f"{numbered} records no feature names (trained on numbered features): the features of {renamed} are "
+            "matched to the model's by position") in capsys.readouterr().err
+    svmlight = load_svmlight(files["train"], cache=False)
+    named = tmp_path / "named.txt"
+    data = type(svmlight)(svmlight.X, svmlight.labels, svmlight.qids, svmlight.offsets,
+                          feature_names=[f"c{j}" for j in range(svmlight.n_features)])
+    lgb.train({"objective": "lambdarank", "verbose": -1, "num_leaves": 3}, data.to_lightgbm(),
+              num_boost_round=1).save_model(named)
+    assert main(["evaluate", "--model", str(named), "--data", str(files["test"]), "--quiet"]) == 0
+    assert (f"{named} was trained on the table columns 'c0', 'c1', 'c2', ..., and {files['test']} numbers its "
+            "features: the features of") in capsys.readouterr().err
 
 
 @pytest.mark.engine

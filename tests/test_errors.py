@@ -27,7 +27,7 @@ import xgboost as xgb
 
 from plboost import metrics
 from plboost.cli import main as cli
-from plboost.data import load_svmlight
+from plboost.data import RankingData, load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
 from plboost.objectives import PLPartition, PLRank, PLRank3, UMart, URank
@@ -165,6 +165,34 @@ def results_file_as_model(d: Path):
     cli_call("evaluate", "--model", "{dir}/result.json", "--data", "{dir}/train.txt", "--quiet")(d)
 
 
+def table_of(data):
+    """``data`` as a DataFrame: the columns qid, label, then a feature column per feature, named."""
+    import pandas as pd
+
+    frame = pd.DataFrame(data.X, columns=[f"signal_{j}" for j in range(data.n_features)])
+    frame.insert(0, "label", data.labels)
+    frame.insert(0, "qid", np.repeat(data.qids, data.group_sizes))
+    return frame
+
+
+def evaluate_edited_table(edit):
+    """``plboost evaluate`` of a model trained on a table, on that table changed by ``edit`` (a DataFrame's)."""
+    from plboost.data import RankingData
+
+    def run(d: Path):
+        frame = table_of(small_ranking_data())
+        train("lightgbm", PLRank(), RankingData.from_pandas(frame), rounds=2).save(d / "model.txt")
+        edit(frame).to_csv(d / "test.csv", index=False)
+        cli_call("evaluate", "--model", "{dir}/model.txt", "--data", "{dir}/test.csv", "--quiet")(d)
+    run.trains = True
+    return run
+
+
+def save_svmlight_of(make):
+    """``make()``'s RankingData saved as an SVMlight file in the case's directory."""
+    return lambda d: make().save_svmlight(d / "saved.txt")
+
+
 def long_query_lambdarank(d: Path):
     from plboost.data import RankingData
 
@@ -188,6 +216,15 @@ CASES = [
          r"every line, or write the query sizes there"),
     Case("data file", "a query whose lines are not contiguous",
          loads("0 qid:1 1:0.5\n1 qid:2 1:0.2\n1 qid:1 1:0.7\n"), r"line 3: qid 1 reappears"),
+    Case("data file", "`save_svmlight` of query ids that are not integers (a DataFrame's `qid` column of names)",
+         save_svmlight_of(lambda: RankingData.from_pandas(table_of(small_ranking_data()).assign(qid=lambda f: "q"
+                                                                                              + f.qid.astype(str)))),
+         r"save_svmlight: query 0 has the id 'q1', which SVMlight's qid: cannot hold \(an integer of at most 18 "
+         r"digits\): number the queries first"),
+    Case("data file", "`save_svmlight` of a subset that takes a query twice (`subset([4, 4])`)",
+         save_svmlight_of(lambda: small_ranking_data().subset([4, 4])),
+         r"save_svmlight: queries 0 and 1 have the same id 5 \(a subset that takes a query twice\?\); an SVMlight "
+         r"file tells queries apart by id, so they would read back as one: give each query its own id first"),
     Case("data file", "a negative label", loads("0 qid:1 1:0.5\n-1 qid:1 1:0.2\n"), r"line 2: label -1 is negative"),
     Case("data file", "a fractional label", loads("0.5 qid:1 1:0.5\n"), r"line 1: label 0.5 is not a whole number"),
     Case("data file", "a NaN label", loads("0 qid:1 1:0.5\nnan qid:1 1:0.2\n"), r"line 2: label nan is not finite"),
@@ -384,6 +421,13 @@ CASES = [
          truncated_lightgbm_model, r"cut\.txt is a truncated LightGBM model: it ends inside tree 0 of 5"),
     Case("command line", "`plboost evaluate --model` given the results file of `train --out`", results_file_as_model,
          r"result\.json is not an XGBoost model: no 'learner' key; is it a results file\?"),
+    Case("command line", "`plboost evaluate` on a table without a column the model was trained on",
+         evaluate_edited_table(lambda frame: frame.drop(columns="signal_2")),
+         r"test\.csv: the feature columns differ from those of the model .*model\.txt \('signal_2' missing\); a "
+         r"model scores the columns it was trained on, found by name"),
+    Case("command line", "`plboost evaluate` on a table with a column the model was not trained on",
+         evaluate_edited_table(lambda frame: frame.assign(doc_id=7.0)),
+         r"test\.csv: the feature columns differ from those of the model .*model\.txt \('doc_id' not in the model "),
     Case("command line", "several `--train` files without Dask",
          cli_call("train", "--train", "{dir}/train.txt", "{dir}/train.txt", "--quiet"),
          r"several --train files need Dask"),
@@ -563,8 +607,9 @@ def observe(case: Case) -> str:
 
 
 def trains(case: Case) -> bool:
-    """Whether a case calls an engine's training: the engine section's, and the command line's cut model."""
-    return case.section == "engine" or case.run is truncated_lightgbm_model
+    """Whether a case calls an engine's training: the engine section's, the command line's cut model, and the runs
+    marked so."""
+    return case.section == "engine" or case.run is truncated_lightgbm_model or getattr(case.run, "trains", False)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.engine] if trains(c) else [],

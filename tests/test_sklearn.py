@@ -200,6 +200,28 @@ def test_the_engines_own_objectives_by_name(small, engine, builtin):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_a_ranker_fitted_on_a_dataframe_keeps_its_column_names_in_the_booster(small, engine, tmp_path):
+    """The booster of a Ranker fitted on a DataFrame keeps its columns (awkward names included), so the model file
+    scores tables by name; the Ranker itself refuses columns in another order or missing, as scikit-learn does."""
+    from plboost._engine_registry import get_engine
+    from plboost.engines import load_model
+
+    names = [f"signal {j}[{j % 3}]" for j in range(small.n_features)]
+    frame = pd.DataFrame(small.X, columns=names).assign(qid=np.repeat(small.qids, small.group_sizes))
+    ranker = Ranker(PLRank(n_permutations=2), engine, **SMALL).fit(frame, small.labels)
+    path = tmp_path / ("model.txt" if engine == "lightgbm" else "model.json")
+    get_engine(engine).save(ranker.booster_, path, ranker.n_iter_)
+    saved = load_model(path)
+    assert saved.feature_names == tuple(names)
+    shuffled = frame[["qid", *names[::-2], *names[-2::-2]]]
+    np.testing.assert_array_equal(saved.predict(shuffled.drop(columns="qid")), ranker.predict(frame))
+    with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+        ranker.predict(shuffled)
+    with pytest.raises(ValueError, match=r"Feature names seen at fit time, yet now missing:\n- signal 1\[1\]"):
+        ranker.predict(frame.drop(columns=names[1]))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_early_stopping_keeps_the_best_round(mq2008, engine):
     train, valid, test = mq2008
     ranker = Ranker(PLRank(), engine, n_estimators=60, learning_rate=0.3)

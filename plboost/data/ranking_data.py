@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._engine_registry import stored_names
 from ..errors import InputTypeError
 from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
 from .._writing import write_atomic
@@ -126,7 +127,9 @@ class RankingData:
     def to_pandas(self, query=DEFAULT_QUERY, label=DEFAULT_LABEL):
         """The documents as a pandas DataFrame: the query id column, the label column, then the features (named
         :attr:`feature_names`, else ``f1``, ``f2``, ... as SVMlight numbers them); :meth:`from_pandas` reads it
-        back to equal arrays. A sparse ``X`` becomes dense columns.
+        back to equal arrays (with ``dtype=np.float64`` for float64 data). A sparse ``X`` becomes dense columns.
+        A table tells its queries apart by id: queries that share one (a :meth:`subset` that takes a query twice)
+        would read back as one, and are refused (ValueError).
 
         >>> data = RankingData(np.array([[0.5], [1.5], [2.5]]), [1, 0, 2], qids=[7, 3], offsets=[0, 2, 3])
         >>> data.to_pandas()
@@ -137,6 +140,7 @@ class RankingData:
         """
         import pandas as pd
 
+        check_distinct_queries(self.qids, "to_pandas", "a table")
         names = list(self.feature_names or [f"f{i + 1}" for i in range(self.n_features)])
         if query in names or label in names or query == label:
             raise ValueError(f"the query column {query!r} and the label column {label!r} must differ from each other "
@@ -170,23 +174,29 @@ class RankingData:
                 f"X={layout} {self.X.dtype}, source={str(self.source) if self.source else None!r})")
 
     def to_lightgbm(self, reference=None, **kwargs):
-        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set.
+        """A ``lightgbm.Dataset`` with labels and query sizes (``group``) set, and the :attr:`feature_names` of a
+        table as its ``feature_name`` (:func:`plboost._engine_registry.stored_names`), which the model keeps.
 
         Pass the training Dataset as ``reference`` for validation data, so both share bin boundaries;
         ``kwargs`` go to ``lightgbm.Dataset`` (``params``, ``free_raw_data``, ...).
         """
         import lightgbm as lgb
 
+        if self.feature_names is not None:
+            kwargs.setdefault("feature_name", stored_names(self.feature_names))
         return lgb.Dataset(self.X, label=self.labels, group=self.group_sizes, reference=reference, **kwargs)
 
     def to_xgboost(self, **kwargs):
         """An ``xgboost.DMatrix`` with labels and query sizes set (``group_ptr`` equals ``offsets``).
 
-        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. ``kwargs``
-        go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
+        Query sizes are given rather than XGBoost's ``qid=``, which requires sorted query ids. The
+        :attr:`feature_names` of a table are its ``feature_names`` (:func:`plboost._engine_registry.stored_names`),
+        which the model keeps. ``kwargs`` go to ``xgboost.DMatrix`` (``missing`` defaults to NaN there, as here).
         """
         import xgboost as xgb
 
+        if self.feature_names is not None:
+            kwargs.setdefault("feature_names", stored_names(self.feature_names))
         return xgb.DMatrix(self.X, label=self.labels, group=self.group_sizes, **kwargs)
 
     def widen(self, n_features: int) -> RankingData:
@@ -239,16 +249,26 @@ class RankingData:
         """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.
 
         Only non-zero features are written (NaN is written as ``nan``), with 9 significant digits for
-        float32 and 17 otherwise, so that :func:`load_svmlight` gives back the same arrays bit for bit
-        (pass ``n_features=self.n_features`` when the last columns may be all zero). Feature ``j`` is
-        written as index ``j + 1`` unless ``zero_based``; :attr:`feature_names` are not written (the format
-        numbers its features). Returns the path.
+        float32 and 17 otherwise, so that :func:`load_svmlight` (with ``dtype=np.float64`` for float64 data, and
+        ``max_label=None`` for labels above 30) gives back the same arrays bit for bit; where the last column
+        is zero in every row, the first line gives it as ``n:0``, so that the file reads back as wide as the data.
+        Feature ``j`` is written as index ``j + 1`` unless ``zero_based``; :attr:`feature_names` are not written
+        (the format numbers its features: a table keeps them, :meth:`to_pandas`). Returns the path.
+
+        An SVMlight file tells its queries apart by their ``qid:``, an integer of at most 18 digits: data whose
+        query ids are not such integers (strings, fractions), or whose queries share an id (a :meth:`subset`
+        that takes a query twice), would not read back as they are, and are refused (ValueError) before anything
+        is written. Give such queries numbers first, ``dataclasses.replace(data, qids=np.arange(data.n_queries))``,
+        or write a table.
         """
         path = Path(path)
         value_format = "%d:%.9g" if self.X.dtype == np.float32 else "%d:%.17g"
         labels = self.labels.astype(np.int64).tolist()
-        row_qids = np.repeat(self.qids, self.group_sizes).tolist()
+        row_qids = np.repeat(_svmlight_qids(self.qids), self.group_sizes).tolist()
         rows_per_block = max(1, (1 << 20) // max(1, self.n_features))
+        last = self.X[:, -1] if self.n_features else None
+        width_mark = (f" {self.n_features - zero_based}:0" if last is not None and
+                      (last.count_nonzero() if sp.issparse(last) else np.count_nonzero(last)) == 0 else "")
 
         def write(handle):
             with (gzip.GzipFile(str(path), "wb", compresslevel=6, mtime=0, fileobj=handle)
@@ -261,6 +281,39 @@ class RankingData:
                     for i, (lo, hi) in enumerate(itertools.pairwise(block.indptr.tolist()), start):
                         pairs = zip(columns[lo:hi], values[lo:hi], strict=True)
                         lines.append(f"{labels[i]} qid:{row_qids[i]} {' '.join(map(value_format.__mod__, pairs))}"
-                                     .rstrip() + "\n")
+                                     .rstrip() + (width_mark if i == 0 else "") + "\n")
                     f.write("".join(lines).encode("ascii"))
         return write_atomic(path, write)
+
+
+#: the longest query id SVMlight's ``qid:`` holds, in digits (the parser's limit)
+QID_DIGITS = 18
+
+
+def check_distinct_queries(qids, where: str, kind: str) -> None:
+    """Refuse query ids held by two queries (ValueError naming them): a file of kind ``kind`` tells its queries
+    apart by id, so they would read back as one query, or be refused where other queries come between."""
+    seen: dict = {}
+    for position, qid in enumerate(np.asarray(qids).tolist()):
+        if qid in seen:
+            raise ValueError(f"{where}: queries {seen[qid]} and {position} have the same id {qid!r} (a subset that "
+                             f"takes a query twice?); {kind} tells queries apart by id, so they would read back as "
+                             "one: give each query its own id first, "
+                             "dataclasses.replace(data, qids=numpy.arange(data.n_queries))")
+        seen[qid] = position
+
+
+def _svmlight_qids(qids) -> list[int]:
+    """The query ids as ``qid:`` writes them (whole numbers as integers); ValueError for an id that is not an
+    integer of at most :data:`QID_DIGITS` digits, or that two queries share."""
+    written = []
+    for position, qid in enumerate(np.asarray(qids).tolist()):
+        whole = (isinstance(qid, int) or (isinstance(qid, float) and qid.is_integer())) and not isinstance(qid, bool)
+        if not whole or abs(qid) >= 10 ** QID_DIGITS:
+            raise ValueError(f"save_svmlight: query {position} has the id {qid!r}, which SVMlight's qid: cannot hold "
+                             f"(an integer of at most {QID_DIGITS} digits): number the queries first, "
+                             "dataclasses.replace(data, qids=numpy.arange(data.n_queries)), or write a table "
+                             "(data.to_pandas().to_csv(path, index=False))")
+        written.append(int(qid))
+    check_distinct_queries(written, "save_svmlight", "an SVMlight file")
+    return written

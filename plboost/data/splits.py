@@ -137,22 +137,69 @@ def _load_table(path, table_options: dict, options: dict) -> RankingData:
     return data
 
 
+def column_order(names, wanted, *, data: str, reference: str, hint: str) -> list[int] | None:
+    """The positions in ``names`` (a table's feature columns) of the columns ``wanted`` (another table's, or those a
+    model was trained on), matched by name; None where they are the same names in the same order. A name of
+    ``wanted`` missing from ``names``, one of ``names`` not in ``wanted`` and a name given twice are refused in one
+    line that starts with ``data``, names them and ends with ``hint``."""
+    names, wanted = [str(name) for name in names], [str(name) for name in wanted]
+    if names == wanted:
+        return None
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise ValueError(f"{data}: feature column {twice!r} appears {names.count(twice)} times; rename the copies")
+    missing = [name for name in wanted if name not in names]
+    extra = [name for name in names if name not in wanted]
+    if missing or extra:
+        listed = ", ".join(f"{', '.join(map(repr, found[:5]))}{', ...' if len(found) > 5 else ''} {what}"
+                           for what, found in (("missing", missing), (f"not in {reference}", extra)) if found)
+        raise ValueError(f"{data}: the feature columns differ from those of {reference} ({listed}); {hint}")
+    return [names.index(name) for name in wanted]
+
+
 def match_columns(data, reference):
     """``data`` with the feature columns of ``reference`` when both are tables (have ``feature_names``): the
     same names in another order are put in ``reference``'s order; other names are refused, naming them. Other
     data are returned as they are."""
     names, wanted = getattr(data, "feature_names", None), getattr(reference, "feature_names", None)
-    if names is None or wanted is None or names == wanted:
+    if names is None or wanted is None:
         return data
-    missing = [name for name in wanted if name not in names]
-    extra = [name for name in names if name not in wanted]
-    if missing or extra:
-        listed = ", ".join(f"{', '.join(map(repr, found[:5]))}{', ...' if len(found) > 5 else ''} {what}"
-                           for what, found in (("missing", missing), (f"not in {_name(reference)}", extra)) if found)
-        raise ValueError(f"{_name(data)}: the feature columns differ from those of {_name(reference)} ({listed}); "
-                         "files used together need the same features (choose them with features=[...])")
-    order = [names.index(name) for name in wanted]
+    order = column_order(names, wanted, data=_name(data), reference=_name(reference),
+                         hint="files used together need the same features (choose them with features=[...])")
+    if order is None:
+        return data
     return RankingData(data.X[:, order], data.labels, data.qids, data.offsets, data.source, wanted)
+
+
+#: the end of the refusal of a table whose columns are not those a model was trained on
+_MODEL_HINT = "a model scores the columns it was trained on, found by name"
+
+
+def for_model(data: RankingData, feature_names, model: str = "the model") -> RankingData:
+    """``data`` with the columns of a table in the order of ``feature_names``, the table columns a model was trained
+    on, found by name (a column missing or extra refused by name: :func:`column_order`); as it is where either has
+    no names (numbered features: taken by position)."""
+    if data.feature_names is None or feature_names is None:
+        return data
+    order = column_order(data.feature_names, feature_names, data=_name(data), reference=model, hint=_MODEL_HINT)
+    if order is None:
+        return data
+    return RankingData(data.X[:, order], data.labels, data.qids, data.offsets, data.source, feature_names)
+
+
+def model_input(X, feature_names, model: str = "the model"):
+    """What a model trained on the table columns ``feature_names`` (None: numbered features) predicts from, for
+    ``X``: an array or sparse matrix as it is (its columns by position); a :class:`RankingData` its ``X``, a
+    table's columns put in the model's order by :func:`for_model`; a pandas DataFrame its columns found by name in
+    the same way, as a float64 array. A DataFrame for a model without names is taken by position, as the engines
+    take it."""
+    if isinstance(X, RankingData):
+        return for_model(X, feature_names, model).X
+    columns = getattr(X, "columns", None)
+    if columns is None or feature_names is None or not hasattr(X, "iloc"):
+        return X
+    order = column_order(columns, feature_names, data="X", reference=model, hint=_MODEL_HINT)
+    return (X if order is None else X.iloc[:, order]).to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _name(data) -> str:
@@ -189,7 +236,8 @@ def training_data(train, valid=None, *, out_of_core: bool | None = None, memory_
             raise ValueError(f"loader options ({', '.join(sorted(options) or ['memory_budget_bytes'])}) apply to "
                              "files; the data given are already loaded")
         _check_kind(items, out_of_core)
-        return train, valid  # as they are: in-memory data keep their widths
+        # as they are (in-memory data keep their widths), a table's columns in the training table's order
+        return train, None if valid is None else match_columns(valid, train)
     loaded = load_splits(*paths, out_of_core=out_of_core, memory_budget_bytes=memory_budget_bytes, log=log, **options)
     items = [loaded[i] if paths[i] is not None else item for i, item in enumerate(items)]
     _check_kind([item for item, path in zip(items, paths, strict=True) if path is None], out_of_core)
@@ -216,8 +264,8 @@ def predict_scores(model, data, *, memory_budget_bytes: int | None = None) -> np
     :data:`~plboost.data.out_of_core.STREAM_BATCH_BYTES`, for a batch's X and the engine's float64 scores of
     it). Each batch is read from disk as stored (float32, which both engines predict from without a copy) and
     freed before the next is read. The scores equal those of the data read into memory, bit for bit."""
-    if not isinstance(data, OutOfCoreData):
-        return model.predict(data.X)
+    if not isinstance(data, OutOfCoreData):  # a table's columns found by name for a model that has names
+        return model.predict(model_input(data, getattr(model, "feature_names", None)))
     scores = np.empty(data.n_docs, dtype=np.float64)
     for start, stop in data.row_ranges(memory_budget_bytes, extra_bytes_per_row=8):
         X = data.rows(start, stop)

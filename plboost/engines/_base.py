@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._engine_registry import get_engine
+from ..data.splits import model_input
 from ..errors import InputTypeError
 from ..objectives import RankingObjective, class_given_message
 
@@ -64,9 +65,16 @@ class TrainedModel:
         """Boosting rounds in the model used for prediction: the best one under early stopping."""
         return self.best_iteration if self.best_iteration else self.rounds
 
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The table columns the model was trained on, in order; None where its features are numbered."""
+        return get_engine(self.engine).feature_names(self.booster)
+
     def predict(self, X) -> np.ndarray:
-        """Raw scores of the first :attr:`trees_used` rounds."""
-        return get_engine(self.engine).predict(self.booster, X, self.trees_used)
+        """Raw scores of the first :attr:`trees_used` rounds for the rows of ``X``: an array (its columns by
+        position), or a pandas DataFrame or :class:`~plboost.data.RankingData` from a table, whose columns are
+        found by name where the model has :attr:`feature_names` (:func:`plboost.data.splits.model_input`)."""
+        return get_engine(self.engine).predict(self.booster, model_input(X, self.feature_names), self.trees_used)
 
     def save(self, path) -> None:
         """Save in the engine's own format (LightGBM text; XGBoost JSON or UBJSON by the extension).
@@ -85,9 +93,14 @@ class SavedModel:
     booster: Any
     n_features: int
 
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The table columns the model was trained on, in order; None where its features are numbered."""
+        return get_engine(self.engine).feature_names(self.booster)
+
     def predict(self, X) -> np.ndarray:
-        """Raw scores."""
-        return get_engine(self.engine).predict(self.booster, X)
+        """Raw scores for the rows of ``X``, as :meth:`TrainedModel.predict` takes it."""
+        return get_engine(self.engine).predict(self.booster, model_input(X, self.feature_names))
 
 
 def engine_message(error: BaseException) -> str:

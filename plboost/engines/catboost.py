@@ -83,7 +83,9 @@ def _text(value) -> str:
 def _pool(library, data):
     """A ``catboost.Pool`` of :class:`~plboost.data.RankingData`: its rows, labels and contiguous queries."""
     group_id = np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))
-    return library.Pool(data.X, label=data.labels, group_id=group_id)
+    names = getattr(data, "feature_names", None)  # a table's columns, which the model keeps
+    return library.Pool(data.X, label=data.labels, group_id=group_id,
+                        feature_names=None if names is None else list(names))
 
 
 def train_catboost(objective, train_data, valid_data=None, settings: TrainingSettings | None = None, *,

@@ -173,3 +173,21 @@ def test_what_an_engine_does_not_declare_is_refused_naming_the_engines_that_can(
     with pytest.raises(TypeError, match="comparator_adapter_for_tests, the adapter of engine 'comparator', lacks "
                                         "fit_dask"):
         adapter("comparator")
+
+
+def test_stored_feature_names_give_the_columns_back_exactly():
+    """Any column name, spaces, brackets, commas, "%" and escapes that look like ours included, is stored in a form
+    both engines take and read back as it was; the stored forms of distinct names are distinct."""
+    from plboost._engine_registry import column_names, stored_names
+
+    alphabet = list('ab %25:,[]{}<>"\t\n\x7f_é日0')
+    rng = np.random.default_rng(11)
+    names = list(dict.fromkeys("".join(rng.choice(alphabet, size=rng.integers(1, 7))) for _ in range(400)))
+    names += ["%41", "%%41", "%4", "ctr%", "x%2"]
+    stored = stored_names(names)
+    assert column_names(stored) == tuple(names)
+    assert len(set(stored)) == len(names)
+    assert not any(character in name for name in stored for character in ' \t\n",:[]{}<')
+    assert stored_names(["bm25", "tf_idf", "ctr%"]) == ["bm25", "tf_idf", "ctr%"]  # nothing changed needlessly
+    with pytest.raises(ValueError, match=r"feature column 1 has an empty name, which a model file cannot hold"):
+        stored_names(["a", ""])

@@ -75,3 +75,47 @@ def test_objective_names_resolve_per_engine():
         resolve_objective("lambdarank", "xgboost")
     with pytest.raises(ValueError, match="unknown engine"):
         resolve_objective("plrank", "lightgbn")
+
+
+#: table columns that neither engine can store as they are (spaces, LightGBM's JSON characters, XGBoost's [ ] <)
+AWKWARD_COLUMNS = ["bm25 title", "tf[idf]", "clicks,7d", "ctr%", "len<100", "pagerank:log", "naïve"]
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine, objective, suffix", [("lightgbm", "plrank", ".txt"), ("xgboost", "plrank", ".ubj"),
+                                                       ("catboost", "YetiRank", ".cbm")])
+def test_a_model_of_a_table_keeps_its_columns_and_finds_them_by_name(tmp_path, engine, objective, suffix):
+    """Trained on data from a DataFrame, a model (and the file it is saved to) keeps the columns' names; a frame or
+    table of the same columns in another order scores the same, validation data included, and one with a column
+    missing or extra is refused, naming it."""
+    import pandas as pd
+
+    from plboost.data import RankingData, make_synthetic
+
+    if engine == "catboost":
+        pytest.importorskip("catboost")
+    data = make_synthetic(n_queries=40, n_features=len(AWKWARD_COLUMNS), seed=5)
+    frame = pd.DataFrame(data.X, columns=AWKWARD_COLUMNS)
+    frame.insert(0, "label", data.labels)
+    frame.insert(0, "qid", np.repeat(data.qids, data.group_sizes))
+    order = ["label", "qid", *[AWKWARD_COLUMNS[i] for i in (4, 0, 6, 2, 5, 1, 3)]]
+    table, shuffled = RankingData.from_pandas(frame), RankingData.from_pandas(frame[order])
+    trained_objective = PLRank(n_permutations=2) if objective == "plrank" else objective
+    settings = dict(rounds=4) if engine == "catboost" else dict(rounds=4, num_leaves=7)
+    model = train(engine, trained_objective, table, table, **settings)
+    assert model.feature_names == tuple(AWKWARD_COLUMNS)
+    # validation data in another order are matched to the training columns: the same validation curve
+    assert train(engine, trained_objective, table, shuffled, **settings).valid_history == model.valid_history
+    model.save(tmp_path / f"model{suffix}")
+    saved = load_model(tmp_path / f"model{suffix}")
+    assert saved.feature_names == tuple(AWKWARD_COLUMNS)
+    expected = model.predict(table.X)
+    for scorer in (model, saved):
+        for X in (shuffled, frame[order[2:]], table):
+            assert np.array_equal(scorer.predict(X), expected)
+    missing, extra = frame[order[3:]], frame[order[2:]].assign(doc_id=1.0)
+    with pytest.raises(ValueError, match=r"^X: the feature columns differ from those of the model \('len<100' "
+                                         r"missing\); a model scores the columns it was trained on, found by name$"):
+        saved.predict(missing)
+    with pytest.raises(ValueError, match=r"\('doc_id' not in the model\)"):
+        model.predict(extra)
