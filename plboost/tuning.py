@@ -30,6 +30,8 @@ import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from ._constraints import SEED, Integer, check_params
 from ._engine_registry import ENGINES, get_engine
 from .objectives import OBJECTIVES
@@ -298,52 +300,98 @@ def study_name(dataset: str, split: str, configuration: str, repeat: int) -> str
 
 def search(spec, train_trial, *, tuning: Tuning, space: SearchSpace, name: str, storage=None,
            provenance: dict | None = None, progress: bool = False, log=None):
-    """Run (or continue) the study ``name`` for ``spec`` until it has ``tuning.n_trials`` finished trials;
+    """Run (or continue) the study ``name`` for ``spec`` until it has ``tuning.n_trials`` trials of its own;
     return the study.
 
     ``spec`` is the configuration with its early stopping set. ``train_trial(trial_spec, on_round)`` trains a
     trial's configuration on the training data with early stopping on the validation data, calling
     ``on_round(round, validation score)`` after every round, and returns (validation NDCG@max(eval_at), trees
-    used). Trials that finished (complete or pruned) count; trials left running by a killed process are
-    reported as interrupted and not counted. A study in ``storage`` whose ``provenance`` differs is deleted
-    and started again.
+    used). The search's trials are those that ended by themselves (:func:`search_trials`: complete, pruned, or
+    refused by an engine); a trial that an interruption ended (Ctrl-C, or a process killed, which leaves it
+    running) is not one of them and runs again. Trial ``k`` is drawn by a sampler seeded from (seed, k) alone
+    (:func:`trial_seed`), so that what it proposes depends only on the trials before it: a search interrupted
+    anywhere and resumed proposes the trials an uninterrupted one does. A study in ``storage`` whose
+    ``provenance`` differs is deleted and started again.
     """
     optuna = import_optuna()
     # the number of trials is not part of a study's identity: a larger --tune continues the same search
     if provenance is not None and "tuning" in provenance:
         provenance = {**provenance, "tuning": {k: v for k, v in provenance["tuning"].items() if k != "n_trials"}}
     study = _open_study(optuna, name, storage, provenance, tuning, log)
-    states = optuna.trial.TrialState
-    finished = [t for t in study.trials if t.state in (states.COMPLETE, states.PRUNED)]
-    if not finished and not any(t.state == states.WAITING for t in study.trials):
-        study.enqueue_trial(space.defaults(spec))
-    # a resumed search draws from seed + trials so far: deterministic given where it stopped
-    study.sampler = optuna.samplers.TPESampler(seed=tuning.seed + len(study.trials),
-                                               n_startup_trials=min(10, max(2, tuning.n_trials // 3)))
+    for trial in study.trials:  # left running by a killed process; as running, TPE would still take it in
+        if trial.state == optuna.trial.TrialState.RUNNING:
+            study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+    done = len(search_trials(study))
+    if not done and not any(t.state == optuna.trial.TrialState.WAITING for t in study.trials):
+        study.enqueue_trial(space.defaults(spec))  # trial 0, again where an interruption ended it
+    remaining = tuning.n_trials - done
+    if done and log:
+        started = [t for t in study.trials if t.state != optuna.trial.TrialState.WAITING]
+        interrupted = not _is_search_trial(started[-1])
+        log(f"{name}: resumed with {done} of {tuning.n_trials} trials already finished"
+            + (f"; {remaining} to run" if remaining > 0 else "; nothing to run")
+            + (f" (trial {done}, interrupted, runs again)" if interrupted and remaining > 0 else ""))
+    if remaining <= 0:
+        return study
+    counted = [done]
+
+    def reseed(study, trial):
+        counted[0] += _is_search_trial(trial)  # an interruption ends the process before this call
+        study.sampler = _sampler(optuna, tuning, counted[0])
+
+    study.sampler = _sampler(optuna, tuning, done)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        # a trial whose parameters an engine refuses fails alone; the search goes on
+        study.optimize(_objective(optuna, spec, space, train_trial), n_trials=remaining,
+                       show_progress_bar=progress, catch=_trial_errors(), callbacks=[reseed])
+    return study
+
+
+def trial_seed(seed: int, trial: int) -> int:
+    """The seed of the sampler that draws trial ``trial`` of a search seeded ``seed``: a hash of the two
+    (:class:`numpy.random.SeedSequence`), so that no trial of one seed shares its draws with a trial of another
+    (``seed + trial`` would give repeat r's trial k + 1 the draws of repeat r + 1's trial k)."""
+    return int(np.random.SeedSequence([int(seed), int(trial)]).generate_state(1)[0])
+
+
+def _sampler(optuna, tuning: Tuning, trial: int):
+    return optuna.samplers.TPESampler(seed=trial_seed(tuning.seed, trial),
+                                      n_startup_trials=min(10, max(2, tuning.n_trials // 3)))
+
+
+def _objective(optuna, spec, space: SearchSpace, train_trial):
+    """The function Optuna calls for each trial; a trial an engine refuses is marked ``refused`` (a result of its
+    parameters), which tells it from one an interruption ended."""
     metric = f"NDCG@{max(spec.eval_at)}"
 
     def objective(trial):
-        trial_spec = apply_params(spec, space, space.sample(trial, spec))
-
         def report(round_, value):
             trial.report(value, round_)
             if trial.should_prune():
                 raise optuna.TrialPruned(f"validation {metric} {value:.4f} below the median at round {round_}")
 
-        value, trees_used = train_trial(trial_spec, report)
+        try:
+            value, trees_used = train_trial(apply_params(spec, space, space.sample(trial, spec)), report)
+        except _trial_errors() as error:
+            trial.set_user_attr("refused", str(error))
+            raise
         trial.set_user_attr("best_iteration", trees_used)
         return value
 
-    remaining = tuning.n_trials - len(finished)
-    if finished and log:
-        log(f"{name}: resumed with {len(finished)} of {tuning.n_trials} trials already finished"
-            + (f"; {remaining} to run" if remaining > 0 else "; nothing to run"))
-    if remaining > 0:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-            # a trial whose parameters an engine refuses fails alone; the search goes on
-            study.optimize(objective, n_trials=remaining, show_progress_bar=progress, catch=_trial_errors())
-    return study
+    return objective
+
+
+def _is_search_trial(trial) -> bool:
+    """Whether ``trial`` ended by itself (complete, pruned, or refused by an engine), not by an interruption."""
+    state = trial.state.name
+    return state in ("COMPLETE", "PRUNED") or (state == "FAIL" and "refused" in trial.user_attrs)
+
+
+def search_trials(study) -> list:
+    """The trials of the search, in order (trial k of the search is the list's k-th): those that ended by
+    themselves; a trial that an interruption ended (Ctrl-C, or left running by a killed process) is not one."""
+    return [trial for trial in study.trials if _is_search_trial(trial)]
 
 
 def _trial_errors() -> tuple:
@@ -368,17 +416,14 @@ def _open_study(optuna, name, storage, provenance, tuning: Tuning, log):
     return study
 
 
-def best_trial(study, n_trials: int):
-    """The best complete trial among the study's first ``n_trials`` finished ones (a study may hold more,
-    from an earlier search with a larger budget)."""
-    import optuna
-
-    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE,
-                                                       optuna.trial.TrialState.PRUNED)][:n_trials]
-    complete = [t for t in finished if t.state == optuna.trial.TrialState.COMPLETE]
+def best_trial(study, n_trials: int) -> tuple[int, object]:
+    """The best complete trial among the search's first ``n_trials`` (a study may hold more, from an earlier search
+    with a larger budget), and its number in the search (:func:`search_trials`)."""
+    trials = search_trials(study)[:n_trials]
+    complete = [(number, t) for number, t in enumerate(trials) if t.state.name == "COMPLETE"]
     if not complete:
-        raise ValueError(f"{study.study_name}: no trial completed (all {len(finished)} were pruned or failed)")
-    return max(complete, key=lambda t: (t.value, -t.number))
+        raise ValueError(f"{study.study_name}: no trial completed (all {len(trials)} were pruned or failed)")
+    return max(complete, key=lambda item: (item[1].value, -item[0]))
 
 
 #: the columns of ``tuning.csv``
@@ -387,17 +432,20 @@ TUNING_COLUMNS = ("dataset", "split", "configuration", "repeat", "trial", "param
 
 
 def trial_rows(study, *, dataset: str, split: str, configuration: str, repeat: int, metric: str) -> list[dict]:
-    """One row per trial of ``study`` (see :data:`TUNING_COLUMNS`); a trial left running by a process that
-    was stopped reads ``interrupted``."""
-    rows = []
+    """One row per trial of ``study`` (see :data:`TUNING_COLUMNS`), numbered as in the search
+    (:func:`search_trials`); a trial that an interruption ended reads ``interrupted``, under the number of the
+    trial that runs again in its place."""
+    rows, number = [], 0
     for trial in study.trials:
-        state = trial.state.name.lower()
+        if trial.state.name == "WAITING":
+            continue  # enqueued, not started
+        state = trial.state.name.lower() if _is_search_trial(trial) else "interrupted"
         seconds = trial.duration.total_seconds() if trial.duration is not None else math.nan
         rows.append({"dataset": dataset, "split": split, "configuration": configuration, "repeat": repeat,
-                     "trial": trial.number, "params": json.dumps(trial.params, sort_keys=True),
+                     "trial": number, "params": json.dumps(trial.params, sort_keys=True),
                      "validation metric": metric, "validation value": trial.value,
-                     "best iteration": trial.user_attrs.get("best_iteration"), "seconds": seconds,
-                     "state": "interrupted" if state == "running" else state})
+                     "best iteration": trial.user_attrs.get("best_iteration"), "seconds": seconds, "state": state})
+        number += state != "interrupted"
     return rows
 
 

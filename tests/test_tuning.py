@@ -72,7 +72,7 @@ def test_the_test_file_is_not_read_during_the_search(folds, monkeypatch):
     assert [e for e in events[test_loads[0]:] if e[0] == "train"] == [("train", "with test")] * 2
 
 
-def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkeypatch):
+def test_an_interrupted_search_resumes_to_the_uninterrupted_result(folds, tmp_path, monkeypatch):
     import plboost.experiment.comparison
 
     original_run, calls = plboost.experiment.comparison.run, []
@@ -84,25 +84,33 @@ def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkey
         return original_run(spec, train, valid, test, **kwargs)
 
     spec = parse_run("plrank", DEFAULTS)
+    uninterrupted = compare([spec], find_layout(folds), out_dir=tmp_path / "uninterrupted", tune=Tuning(5))
     monkeypatch.setattr(plboost.experiment.comparison, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5))
     monkeypatch.setattr(plboost.experiment.comparison, "run", original_run)
     lines = []
     result = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(5), log=lines.append)
-    trials = {row["trial"]: row for row in result.tuning_rows}
-    assert trials[2]["state"] == "fail"  # the interrupted trial, kept in tuning.csv
-    assert sorted(n for n, row in trials.items() if row["state"] in ("complete", "pruned")) == [0, 1, 3, 4, 5]
+    assert [(row["trial"], row["state"]) for row in result.tuning_rows][2:4] == [(2, "interrupted"), (2, "complete")]
+
+    def search(rows):
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in rows if row["state"] != "interrupted"]
+
+    assert search(result.tuning_rows) == search(uninterrupted.tuning_rows)  # the same trials, values and numbers
+    assert [r.metrics for r in result.results] == [r.metrics for r in uninterrupted.results]
     assert not any("started again" in line for line in lines)
     # the log says how far the search had come (issue 40 item 17)
-    assert sum(line.endswith(": resumed with 2 of 5 trials already finished; 3 to run") for line in lines) == 1, lines
+    resumed = [line for line in lines if ": resumed with 2 of 5 trials already finished; 3 to run" in line]
+    assert len(resumed) == 1 and resumed[0].endswith("(trial 2, interrupted, runs again)"), lines
     result.save(tmp_path)
     saved = pd.read_csv(tmp_path / "tuning.csv")
     assert list(saved.columns) == ["dataset", "split", "configuration", "repeat", "trial", "params",
                                    "validation metric", "validation value", "best iteration", "seconds", "state"]
     assert len(saved) == 6
     record = json.loads(record_path_of(tmp_path, spec, "Fold1").read_text())
-    best = saved[saved.trial == record["tuned"]["trial"]].iloc[0]
+    reference = json.loads(record_path_of(tmp_path / "uninterrupted", spec, "Fold1").read_text())
+    assert record["tuned"] == reference["tuned"]
+    best = saved[(saved.trial == record["tuned"]["trial"]) & (saved.state != "interrupted")].iloc[0]
     assert record["tuned"]["validation"] == pytest.approx(best["validation value"])
     assert record["tuned"]["validation"] == saved[saved.state == "complete"]["validation value"].max()
     # a rerun reuses the record; more trials continue the same search
@@ -110,6 +118,66 @@ def test_an_interrupted_search_resumes_at_the_next_trial(folds, tmp_path, monkey
     assert again.runs == {"reuse": 1}
     more = compare([spec], find_layout(folds), out_dir=tmp_path, tune=Tuning(7))
     assert more.runs == {"redo": 1} and len(more.tuning_rows) == 8
+
+
+class _Killed(BaseException):
+    """What a process killed mid-trial (kill -9, a power cut) leaves behind: Optuna does not catch it, so the trial
+    stays running in the study's database, as a dead process leaves it."""
+
+
+def _toy_search(tuning, stops=()):
+    """The rows of a search for PL-Rank on a toy trainer (a validation curve computed from the parameters;
+    top_k=20 refused as an engine refuses a parameter), stopped before the trainer's calls in ``stops``
+    ((call, exception) pairs: KeyboardInterrupt for Ctrl-C, _Killed for a killed process) and resumed after each."""
+    from plboost.tuning import best_trial, search, trial_rows
+
+    spec = parse_run("plrank", DEFAULTS)
+    space, calls, stops = search_space(spec), [], dict(stops)
+
+    def train_trial(trial_spec, on_round):
+        calls.append(trial_spec)
+        if len(calls) in stops:
+            raise stops[len(calls)]
+        params = trial_spec.objective_params
+        if params.get("top_k") == 20:
+            raise ValueError("refused")
+        peak = (trial_spec.learning_rate * 7 + trial_spec.num_leaves / 97 + params.get("n_permutations", 1) / 5) % 1
+        for round_ in range(15):  # past the pruner's 10 rounds of warm-up
+            on_round(round_, peak * (round_ + 1) / 15)
+        return peak, 15
+
+    # a storage kept across the calls, as tuning.db is across processes (in memory: the test runs 40 searches)
+    arguments = dict(tuning=tuning, space=space, name="toy", storage=optuna.storages.InMemoryStorage(),
+                     provenance={"data": "toy"})
+    for _ in range(len(stops)):
+        with pytest.raises((KeyboardInterrupt, _Killed)):
+            search(spec, train_trial, **arguments)
+    study = search(spec, train_trial, **arguments)
+    rows = trial_rows(study, dataset="d", split="s", configuration="c", repeat=0, metric="m")
+    return rows, best_trial(study, tuning.n_trials)[0]
+
+
+def _without_interrupted(rows):
+    return [{k: v for k, v in row.items() if k != "seconds"} for row in rows if row["state"] != "interrupted"]
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, _Killed], ids=["ctrl-c", "killed"])
+def test_a_search_interrupted_at_any_trial_resumes_to_the_uninterrupted_search(stop):
+    """A search stopped at any trial, once or twice, and resumed, proposes, scores and picks what the uninterrupted
+    search does: the sampler of each trial is seeded by the trial's number in the search, a trial left running by a
+    killed process is failed before the sampler sees it, and a trial an engine refused counts, as it did."""
+    tuning = Tuning(11, seed=23)
+    reference, best = _toy_search(tuning)
+    states = [row["state"] for row in reference]
+    assert {"complete", "pruned", "fail"} <= set(states), states  # the toy search has each kind of trial
+    for call in range(1, tuning.n_trials + 1):
+        # the second stop ends the trial after the rerun of the first's, where the search has one
+        for stops in ([(call, stop)], [(call, stop), (call + 2, stop)])[:1 + (call < tuning.n_trials)]:
+            rows, number = _toy_search(tuning, stops)
+            assert _without_interrupted(rows) == _without_interrupted(reference), (call, stops)
+            assert number == best
+            interrupted = [row["trial"] for row in rows if row["state"] == "interrupted"]
+            assert len(interrupted) == len(stops) and interrupted == sorted(interrupted), interrupted
 
 
 def test_tuning_refuses_splits_without_validation(tmp_path):

@@ -154,9 +154,9 @@ def _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows
             seeded = replace(tune, seed=tune.seed + spec.repeat)
             study = search(spec, _trial_trainer(train, valid, metric), tuning=seeded, space=spaces[spec.label],
                            name=name, storage=storage, provenance=item.provenance, progress=progress, log=log)
-            best = best_trial(study, tune.n_trials)
+            number, best = best_trial(study, tune.n_trials)
             item.trained_spec = apply_params(spec, spaces[spec.label], best.params)
-            item.tuned = {"params": best.params, "trial": best.number, "validation": best.value, "metric": metric}
+            item.tuned = {"params": best.params, "trial": number, "validation": best.value, "metric": metric}
         elif storage is not None:
             study = _load_study(name, storage)
             if study is None:

@@ -128,7 +128,9 @@ def save(comparison, directory, significance=None) -> dict:
     if significance is not None:
         texts["significance.csv"] = significance.to_csv(index=False)
     if comparison.tuning_rows:
-        texts["tuning.csv"] = pd.DataFrame(comparison.tuning_rows, columns=list(TUNING_COLUMNS)).to_csv(index=False)
+        trials = pd.DataFrame(comparison.tuning_rows, columns=list(TUNING_COLUMNS))
+        # an integer column, blank for trials without one (pruned, interrupted), not floats beside NaN
+        texts["tuning.csv"] = trials.astype({"best iteration": "Int64"}).to_csv(index=False)
     written = {}
     for name, text in texts.items():
         written[name] = write_text(directory / name, text)
