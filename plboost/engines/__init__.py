@@ -11,6 +11,8 @@ objectives (``BUILTIN_OBJECTIVES``).
 
 from __future__ import annotations
 
+import os
+
 import difflib
 import importlib
 from pathlib import Path
@@ -114,8 +116,9 @@ def train(engine: str, objective, train_data, valid_data=None, settings: Trainin
     if isinstance(objective, RankingObjective):
         check_capability(engine, "custom_objectives", f"plboost's objectives ({objective.name})")
     for name, data in (("train_data", train_data), ("valid_data", valid_data)):
-        if not (isinstance(data, (RankingData, OutOfCoreData)) or (data is None and name == "valid_data")):
-            raise InputTypeError(f"train: {name} must be a plboost.RankingData (or OutOfCoreData), got "
+        if not (isinstance(data, (RankingData, OutOfCoreData, str, os.PathLike))
+                or (data is None and name == "valid_data")):
+            raise InputTypeError(f"train: {name} must be a plboost.RankingData, OutOfCoreData or a file's path, got "
                                  f"{type(data).__name__}; from arrays X, y and query sizes g: RankingData(X, y, "
                                  "qids=np.arange(len(g)), offsets=np.r_[0, np.cumsum(g)]), or plboost.Ranker().fit(X, "
                                  "y, group=g)")
