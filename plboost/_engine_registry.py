@@ -93,6 +93,14 @@ class Engine:
     #: the parameters of its built-in objectives (plboost's adapters never set them): given at the engine's
     #: default, one changes nothing, and a configuration's key leaves it out (:meth:`without_defaults`)
     objective_parameters: ClassVar[tuple[str, ...]] = ()
+    #: the parameters the engine reads only where another setting turns on what they tune (LightGBM's Parameters
+    #: page: "used only in dart", ...), by canonical name -> (the engine's default, why it is ignored otherwise, a
+    #: test of the run's parameters under canonical names that says it is read): given at another value and not
+    #: read, one would change nothing while the run says it was trained with it
+    read_only_if: ClassVar[Mapping[str, tuple]] = MappingProxyType({})
+    #: the parameters that only the engine's built-in objectives read (no tree, no metric): a plboost objective
+    #: trains unchanged with them
+    objective_only_parameters: ClassVar[tuple[str, ...]] = ()
     #: the tree parameters ``compare --tune`` searches, as :class:`plboost.tuning.Dimension` fields by name
     search_space: ClassVar[Mapping[str, dict]] = MappingProxyType({})
     #: the searched parameters of its built-in objectives, by objective (none: nothing to search)
@@ -191,6 +199,25 @@ class Engine:
         """``params`` with what the engine needs besides them to do what they say (a copy)."""
         return dict(params)
 
+    def ignored_params(self, params: dict, *, plboost_objective: str | None) -> dict[str, str]:
+        """Those of ``params`` (the user's names; all of a run's engine parameters) that the engine would ignore as
+        given, by name -> why: one of :attr:`read_only_if` at another value than the engine's default, where the
+        setting it needs is off, and, where the run trains the plboost objective named ``plboost_objective``, one
+        of :attr:`objective_only_parameters`."""
+        canonical = self.canonical_names()
+        run = {canonical.get(name, name): value for name, value in params.items()}
+        ignored = {}
+        for name, value in params.items():
+            base = canonical.get(name, name)
+            if base in self.read_only_if:
+                default, reason, is_read = self.read_only_if[base]
+                if not _is_engine_text(value, str(default)) and not is_read(run):
+                    ignored[name] = reason
+            elif plboost_objective is not None and base in self.objective_only_parameters:
+                ignored[name] = (f"only {self.label}'s own objectives read it, not plboost's {plboost_objective} "
+                                 "(set the objective's own parameters with --param)")
+        return ignored
+
     def is_plboost_ndcg(self, values: list, eval_at: int | None) -> bool:
         """Whether the metric parameter's ``values`` name the NDCG plboost sets anyway."""
         return False
@@ -204,6 +231,44 @@ class Engine:
         plboost's 2^y - 1 (``{}``: none). The watched NDCG is then plboost's own (or the parameter is refused
         where the engine has no way to watch another metric: see ``set_by_plboost``'s "metric_gain")."""
         return {}
+
+
+def _text(params: dict, name: str, default: str) -> str:
+    return str(params.get(name, default)).strip().lower()
+
+
+def _below_one(params: dict, name: str) -> bool:
+    """Whether LightGBM's fraction ``name`` is below 1 in ``params`` (canonical names); a value LightGBM will refuse
+    counts as below, so that LightGBM's own message is the one shown."""
+    try:
+        return float(params.get(name, 1.0)) < 1.0
+    except (TypeError, ValueError):
+        return True
+
+
+def _lightgbm_goss(params: dict) -> bool:
+    return _text(params, "data_sample_strategy", "bagging") == "goss" or _text(params, "boosting", "gbdt") == "goss"
+
+
+def _lightgbm_bagging_freq(params: dict) -> bool:
+    try:
+        return float(params.get("bagging_freq", 0)) > 0
+    except (TypeError, ValueError):
+        return True
+
+
+def _lightgbm_bags(params: dict) -> bool:
+    """Whether LightGBM bags: ``bagging_freq > 0`` and ``bagging_fraction < 1`` (its ``BaggingSampleStrategy``; the
+    positive and negative fractions are its binary objective's, and with GOSS LightGBM refuses bagging itself)."""
+    return _lightgbm_bagging_freq(params) and _below_one(params, "bagging_fraction")
+
+
+def _lightgbm_true(name: str):
+    return lambda params: _text(params, name, "false") in ("true", "+", "1")
+
+
+_DART = "LightGBM reads it with boosting=dart only"
+_GOSS = "LightGBM reads it with data_sample_strategy=goss only"
 
 
 class LightGBM(Engine):
@@ -225,6 +290,29 @@ class LightGBM(Engine):
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "num_leaves": "leaves", "seed": "seed"})
     objective_parameters = ("lambdarank_truncation_level", "lambdarank_norm", "label_gain",
                             "lambdarank_position_bias_regularization", "objective_seed")
+    objective_only_parameters = ("lambdarank_truncation_level", "lambdarank_norm",
+                                 "lambdarank_position_bias_regularization", "objective_seed", "sigmoid")
+    # from LightGBM's Parameters page ("used only in dart", ...) and its sample strategies (src/boosting/bagging.hpp)
+    read_only_if = MappingProxyType({
+        "bagging_fraction": (1.0, "LightGBM bags only with bagging_freq > 0 (bagging_freq=1 bags every round)",
+                             _lightgbm_bagging_freq),
+        "bagging_freq": (0, "LightGBM bags only with bagging_fraction < 1", _lightgbm_bags),
+        "bagging_seed": (3, "it seeds bagging (bagging_fraction < 1 with bagging_freq > 0) and GOSS, both off",
+                         lambda params: _lightgbm_bags(params) or _lightgbm_goss(params)),
+        "pos_bagging_fraction": (1.0, "LightGBM reads it for its binary objective only", lambda params: False),
+        "neg_bagging_fraction": (1.0, "LightGBM reads it for its binary objective only", lambda params: False),
+        "top_rate": (0.2, _GOSS, _lightgbm_goss), "other_rate": (0.1, _GOSS, _lightgbm_goss),
+        "drop_rate": (0.1, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "max_drop": (50, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "skip_drop": (0.5, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "xgboost_dart_mode": (False, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "uniform_drop": (False, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "drop_seed": (4, _DART, lambda params: _text(params, "boosting", "gbdt") == "dart"),
+        "extra_seed": (6, "it seeds extra_trees, which is off", _lightgbm_true("extra_trees")),
+        "linear_lambda": (0.0, "LightGBM reads it with linear_tree=true only", _lightgbm_true("linear_tree")),
+        "feature_fraction_seed": (2, "it seeds feature_fraction < 1 (or feature_fraction_bynode < 1), which is off",
+                                  lambda params: _below_one(params, "feature_fraction")
+                                  or _below_one(params, "feature_fraction_bynode"))})
     search_space = MappingProxyType({
         "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
         "num_leaves": {"low": 7, "high": 255, "log": True, "default": 31},
@@ -241,7 +329,7 @@ class LightGBM(Engine):
 
     def completed_params(self, params):
         params = dict(params)
-        if "bagging_fraction" in params:
+        if _below_one(params, "bagging_fraction"):
             params.setdefault("bagging_freq", 1)  # LightGBM bags only with bagging_freq > 0
         return params
     #: metric names that are LightGBM's NDCG (a metric= engine parameter naming it changes nothing)
@@ -359,6 +447,11 @@ class XGBoost(Engine):
     objective_parameters = ("lambdarank_pair_method", "lambdarank_num_pair_per_sample", "lambdarank_unbiased",
                             "lambdarank_bias_norm", "lambdarank_normalization", "lambdarank_score_normalization",
                             "ndcg_exp_gain")
+    objective_only_parameters = objective_parameters[:-1]  # ndcg_exp_gain: its metric's too
+    #: XGBoost's aliases, alias -> name (its ``DMLC_DECLARE_ALIAS`` lines: src/tree/param.h, include/xgboost/context.h;
+    #: tests/engines/test_parameters.py checks each against XGBoost's configuration)
+    ALIASES = MappingProxyType({"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
+                                "gamma": "min_split_loss", "random_state": "seed", "n_jobs": "nthread"})
     # trees grow leaf-wise here, as LightGBM's do (see plboost.engines.xgboost), so num_leaves is searched too
     search_space = MappingProxyType({
         "learning_rate": {"low": 0.01, "high": 0.3, "log": True, "default": 0.1},
@@ -374,6 +467,9 @@ class XGBoost(Engine):
 
     def query_fields(self, dataset):
         return dataset.get_label(), dataset.get_uint_info("group_ptr"), dataset.get_weight()
+
+    def canonical_names(self):
+        return {**{name: name for name in self.ALIASES.values()}, **self.ALIASES}
 
     def document_weights(self, weights, offsets):  # one weight per query
         weights = np.asarray(weights, dtype=np.float32)

@@ -70,6 +70,22 @@ def parse_assignment(text: str) -> tuple[str, object]:
     return key.strip(), parse_value(value)
 
 
+def assignments(pairs, what: str) -> dict:
+    """``(key, value)`` pairs (as :func:`parse_assignment` gives them) as a dict; a key given twice is refused,
+    naming both values, where a dict would keep the last without a word.
+
+    >>> assignments([("top_k", 5), ("top_k", 6)], "--param")
+    Traceback (most recent call last):
+    ValueError: --param top_k is given twice (top_k=5, then top_k=6); give it once
+    """
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"{what} {key} is given twice ({key}={found[key]!r}, then {key}={value!r}); give it once")
+        found[key] = value
+    return found
+
+
 def split_list(text: str) -> list[str]:
     """``text`` cut at the commas outside brackets and quotes.
 

@@ -363,7 +363,8 @@ def _spec_from_args(args, **overrides):
 
     values = dict(engine=args.engine, rounds=args.rounds, learning_rate=args.learning_rate,
                   num_leaves=args.num_leaves, early_stopping=args.early_stopping, eval_at=args.eval_at,
-                  engine_params=dict(args.engine_param), seed=args.seed, no_relevant=args.no_relevant,
+                  engine_params=_values.assignments(args.engine_param, "--engine-param"), seed=args.seed,
+                  no_relevant=args.no_relevant,
                   g_max=args.g_max, leaf_values=args.leaf_values)
     values.update(overrides)
     return RunSpec(**values)
@@ -593,7 +594,8 @@ def _print_result(result) -> None:
 
 
 def _train(args) -> int:
-    spec = _spec_from_args(args, objective=args.objective, objective_params=dict(args.param))
+    spec = _spec_from_args(args, objective=args.objective,
+                           objective_params=_values.assignments(args.param, "--param"))
     resolve_objective(spec.objective, spec.engine, spec.objective_params)  # an unknown name: refused in seconds
 
     from .data import load_splits

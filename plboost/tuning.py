@@ -164,6 +164,8 @@ def search_space(spec, overrides: dict | None = None) -> SearchSpace:
     engines and objectives; None drops the dimension) applied."""
     overrides = overrides or {}
     fixed = set(spec.objective_params) | set(spec.engine_params)
+    canonical = get_engine(spec.engine).canonical_names()  # a dimension given under an alias is fixed too
+    fixed |= {canonical.get(name, name) for name in fixed}
     if spec.objective in OBJECTIVES:  # e.g. PositionAwareListMLE's explicit position weights fix top_k
         fixed |= OBJECTIVES[spec.objective].search_fixed_by(spec.objective_params)
     if spec.leaf_values != "diagonal":

@@ -1,5 +1,6 @@
 """Determinism, large queries and large files."""
 
+import lightgbm as lgb
 import numba
 import numpy as np
 import pytest
@@ -45,6 +46,25 @@ def test_same_seed_and_threads_give_the_same_model(synthetic, engine):
         return booster.model_to_string() if engine == "lightgbm" else bytes(booster.save_raw())
 
     assert model() == model()
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("objective", [PLRank(top_k=5), "lambdarank"], ids=["plrank", "lambdarank"])
+def test_lightgbm_leaves_nothing_to_timing(synthetic, objective, capfd):
+    """With both histogram layouts left open, LightGBM times them and keeps the faster, which sums gradients in
+    another order (its Info line "Auto-choosing ... multi-threading"): plboost chooses the column-wise one, and
+    LightGBM's ``deterministic`` sums, unless the user chooses; a user's choice is kept, under any alias."""
+    lgb.train({"objective": objective, "verbosity": 1, "num_threads": 2}, synthetic.to_lightgbm(), num_boost_round=1)
+    assert "Auto-choosing" in capfd.readouterr().out  # what LightGBM does by itself, and says at this verbosity
+    trained = train("lightgbm", objective, synthetic, rounds=2, engine_params={"verbosity": 1, "num_threads": 2})
+    assert "Auto-choosing" not in capfd.readouterr().out
+    assert trained.engine_params["force_col_wise"] is True and trained.engine_params["deterministic"] is True
+    chosen = train("lightgbm", objective, synthetic, rounds=2,
+                   engine_params={"force_row_wise": True, "deterministic": False, "verbosity": 1})
+    assert "Auto-choosing" not in capfd.readouterr().out
+    assert "force_col_wise" not in chosen.engine_params and chosen.engine_params["deterministic"] is False
+    aliased = train("lightgbm", objective, synthetic, rounds=2, engine_params={"verbose": -1, "random_state": 9})
+    assert {"verbosity", "seed"}.isdisjoint(aliased.engine_params)  # the user's spelling replaces plboost's
 
 
 @pytest.mark.extra_objectives(*EXTRA)

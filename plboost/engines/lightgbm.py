@@ -131,7 +131,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
                          "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
     check_engine_params(ENGINE.name, engine_params, objective=name, eval_at=eval_at)
-    params = _booster_params(objective, train_data, s)
+    params = _booster_params(objective, s)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
     if isinstance(objective, str) and objective == "lambdarank" and _largest_query(train_data)[1] > LIGHTGBM_MAX_QUERY:
@@ -214,17 +214,35 @@ def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | No
     return "label_gain is not 2^y - 1" if ENGINE.metric_gain_parameters(engine_params) else None
 
 
-def _booster_params(objective, train_data, settings: TrainingSettings) -> dict:
-    """LightGBM's parameters for ``settings`` (validation NDCG@eval_at); the engine parameters override them."""
+#: the settings with which LightGBM computes a run the same way every time, where its defaults let timing choose:
+#: with ``force_col_wise`` and ``force_row_wise`` both false it builds histograms both ways, times them and keeps
+#: the faster (``Dataset::TestMultiThreadingMethod``), and the two sum gradients in different orders; without
+#: ``deterministic`` it sums each leaf's gradients and hessians in OpenMP reductions, whose partial sums are added
+#: in the order the threads finish. Column-wise histograms are also what out-of-core data train with (LightGBM's
+#: row-wise copy of the binned data was a one-off spike that made the out-of-core peak grow at 0.54-0.66 of the
+#: dense matrix's rate above 1M documents: docs/scaling.md), so in-memory and out-of-core data give one model.
+#: A user's ``force_row_wise``, ``force_col_wise`` or ``deterministic`` replaces plboost's choice of it.
+REPRODUCIBLE = {"force_col_wise": True, "deterministic": True}
+
+
+def reproducible_params(params: dict, engine_params: dict | None) -> dict:
+    """``params`` (plboost's, canonical names) without those the user's ``engine_params`` set under any name, with
+    :data:`REPRODUCIBLE` where the user chose neither histogram layout, then ``engine_params``: the user's value of
+    a parameter replaces plboost's whatever the name it is given by (LightGBM keeps the canonical name's)."""
+    canonical = ENGINE.canonical_names()
+    given = {canonical.get(name, name) for name in engine_params or {}}
+    chosen = {} if given & {"force_col_wise", "force_row_wise"} else {"force_col_wise": True}
+    if "deterministic" not in given:
+        chosen["deterministic"] = True
+    return {**{k: v for k, v in {**params, **chosen}.items() if k not in given}, **(engine_params or {})}
+
+
+def _booster_params(objective, settings: TrainingSettings) -> dict:
+    """LightGBM's parameters for ``settings`` (validation NDCG@eval_at, :data:`REPRODUCIBLE`); the engine
+    parameters override them."""
     params = {"objective": objective, "learning_rate": settings.learning_rate, "num_leaves": settings.num_leaves,
               "seed": settings.seed, "metric": "ndcg", "eval_at": [settings.eval_at], "verbosity": -1}
-    if isinstance(train_data, OutOfCoreData):
-        # LightGBM otherwise tries a row-wise copy of the binned data to time it against the column-wise one:
-        # a one-off spike that made the out-of-core peak grow at 0.54-0.66 of the dense matrix's rate above
-        # 1M documents (docs/scaling.md); the histograms sum the same terms in the same order either way
-        params["force_col_wise"] = True
-    params.update(settings.engine_params)
-    return params
+    return reproducible_params(params, dict(settings.engine_params))
 
 
 def _constructed_train_set(train_data, dataset_params: dict, params: dict, engine_params: dict):
@@ -276,8 +294,8 @@ def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate
         raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
     # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
     # queries of over 10,000 documents
-    params = {"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
-              "random_state": seed, "verbosity": -1, "metric": "None", **(engine_params or {})}
+    params = reproducible_params({"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
+                                  "random_state": seed, "verbosity": -1, "metric": "None"}, engine_params)
     from ._dask_lightgbm import DaskRanker, quiet_client
 
     _check_on_two_rows(params, engine_params)

@@ -59,6 +59,7 @@ def check_engine_params(engine: str, params: dict | None, *, objective: str, eva
     if not params:
         return
     canonical = engine.canonical_names()
+    check_one_spelling(engine, {what: params})
     reserved = dict(engine.set_by_plboost)
     if run_settings:
         reserved.update(engine.run_settings)
@@ -79,6 +80,36 @@ def check_engine_params(engine: str, params: dict | None, *, objective: str, eva
         effect, advice = _EFFECTS[reserved[base]]
         effect = effect.format(objective=objective, eval_at=eval_at if eval_at is not None else "k")
         raise ValueError(f"{what} {name}={value!r}{alias} {effect}; {advice}")
+    ignored = engine.ignored_params(params, plboost_objective=objective if objective in OBJECTIVES else None)
+    for name, reason in ignored.items():
+        base = canonical.get(name, name)
+        alias = f" ({engine.label}'s {base})" if base != name else ""
+        raise ValueError(f"{what} {name}={params[name]!r}{alias} changes nothing: {reason}")
+
+
+def check_one_spelling(engine, groups: dict[str, dict]) -> None:
+    """Refuse two names of one parameter of ``engine`` among ``groups`` (what they are -> parameters: the engine
+    parameters, a built-in objective's parameters), after the engine's own alias table: the engine would keep one
+    value and drop the other without a word (LightGBM keeps the canonical name's, whatever the order).
+
+    >>> check_one_spelling("lightgbm", {"engine parameter": {"min_child_samples": 50, "min_data_in_leaf": 5}})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: engine parameters min_child_samples=50 and min_data_in_leaf=5 are both LightGBM's ...; give it once
+    """
+    engine = get_engine(engine)
+    canonical = engine.canonical_names()
+    seen: dict[str, tuple[str, str, object]] = {}
+    for what, params in groups.items():
+        for name, value in (params or {}).items():
+            base = canonical.get(name, name)
+            if base in seen:
+                first_what, first, first_value = seen[base]
+                both = (what.replace("parameter", "parameters", 1) if first_what == what
+                        else f"{first_what} {first}={first_value!r} and {what}")
+                pair = f"{first}={first_value!r} and {name}={value!r}" if first_what == what else f"{name}={value!r}"
+                raise ValueError(f"{both} {pair} are both {engine.label}'s {base}; give it once")
+            seen[base] = (what, name, value)
 
 
 def canonical_engine_params(engine: str, params: dict | None) -> dict:

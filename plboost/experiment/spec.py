@@ -14,8 +14,9 @@ from pathlib import Path
 
 from .. import engines, metrics
 from .._constraints import Integer, check
-from .._values import boolean_word, parse_assignment, plain_value, read_toml, split_list
-from ..engines.parameters import canonical_engine_params, check_engine_params, check_leaf_values
+from .._values import assignments, boolean_word, parse_assignment, plain_value, read_toml, split_list
+from ..engines.parameters import (canonical_engine_params, check_engine_params, check_leaf_values,
+                                  check_one_spelling)
 from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
 from ..objectives import OBJECTIVES
 
@@ -65,6 +66,9 @@ class RunSpec:
         if self.objective in engines.BUILTIN_OBJECTIVES.get(self.engine, ()):
             check_engine_params(self.engine, self.objective_params, objective=self.objective,
                                 eval_at=max(self.eval_at), run_settings=True, what="parameter of " + self.objective)
+            # both go to the engine as one set of parameters, where one of the two values would be dropped
+            check_one_spelling(self.engine, {"parameter of " + self.objective: self.objective_params,
+                                             "engine parameter": self.engine_params})
 
     def training_settings(self, engine_params: dict | None = None) -> TrainingSettings:
         """What the engine trains with: this spec's tree parameters, validation NDCG at its largest cut-off, the
@@ -235,16 +239,16 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     ``leaf_values`` is a training option, not an objective parameter. Values are read as on the command
     line (:func:`plboost._values.parse_value`); a comma inside brackets or quotes does not end one.
     """
-    head, *assignments = [part.strip() for part in split_list(text)]
+    head, *parts = [part.strip() for part in split_list(text)]
     objective, _, engine = head.partition("@")
     if not objective:
         raise ValueError(f"--run {text!r}: expected objective[@engine][,key=value...]")
-    if "@" in (assignments[-1] if assignments else "") and not engine:
-        last, _, meant = assignments[-1].rpartition("@")
+    if "@" in (parts[-1] if parts else "") and not engine:
+        last, _, meant = parts[-1].rpartition("@")
         raise ValueError(f"--run {text!r}: the engine goes after the objective's name: "
-                         f"{objective}@{meant},{','.join([*assignments[:-1], last])}")
+                         f"{objective}@{meant},{','.join([*parts[:-1], last])}")
     try:
-        params = dict(parse_assignment(assignment) for assignment in assignments)
+        params = assignments((parse_assignment(part) for part in parts), "parameter")
     except ValueError as error:
         raise ValueError(f"--run {text!r}: {error}") from None
     options = {key: params.pop(key) for key in ("leaf_values",) if key in params}

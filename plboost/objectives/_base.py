@@ -23,6 +23,7 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,6 +236,9 @@ class RankingObjective(metaclass=_ObjectiveClass):
     #: :meth:`_updated_params`), and the value that leaves an argument unset where it is not None
     _presets: dict[str, dict] = {}
     _unset: dict[str, object] = {}
+    #: arguments whose default follows the other arguments (None in the signature: derive it), by name -> a function
+    #: of the arguments giving it; :meth:`set_params` derives one left at its derived value anew
+    _derived: dict[str, Callable[[dict], object]] = {}
     #: why the objective has no loss, for one whose :meth:`_gradients` returns None (see :meth:`losses`)
     _no_loss_reason: str = ""
     #: valid values other than the defaults, for arguments from whose default and annotation the tests
@@ -301,6 +305,12 @@ class RankingObjective(metaclass=_ObjectiveClass):
         for name, value in check_params(self.parameter_constraints, values, type(self).__name__).items():
             setattr(self, name, value)
 
+    def _derive(self) -> None:
+        """Set the :attr:`_derived` arguments given as None (a subclass calls it once its arguments are stored)."""
+        for name, derive in self._derived.items():
+            if getattr(self, name) is None:
+                setattr(self, name, derive(self.__dict__))
+
     def get_params(self, deep: bool = True) -> dict:
         """The constructor arguments, by name: ``type(obj)(**obj.get_params())`` is an equal objective.
 
@@ -334,6 +344,9 @@ class RankingObjective(metaclass=_ObjectiveClass):
         ``preset`` (for a class with :attr:`_presets`), the parameters still at the current preset's value follow
         the new one, as they would in a new object of that preset; those set to another value, or given, stay."""
         current = self.get_params()
+        for name, derive in self._derived.items():
+            if name not in params and current[name] == derive(current):
+                current[name] = None  # derived from the new arguments, as a new object's would be
         new_preset = params.get("preset")
         if self._presets and new_preset != getattr(self, "preset", None) and new_preset in self._presets:
             for name, value in self._presets[self.preset].items():

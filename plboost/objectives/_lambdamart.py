@@ -25,6 +25,7 @@ import numpy as np
 
 from .._jit import helper, kernel
 from .._numerics import stable_argsort
+from ._base import DEFAULT_HESSIAN_FLOOR
 
 #: LightGBM's default label_gain covers labels 0..30
 DEFAULT_GAIN_LABELS = 31
@@ -32,6 +33,14 @@ DEFAULT_GAIN_LABELS = 31
 _SIGMOID_BINS = 1024 * 1024
 #: LightGBM adds the float constant 0.01f (0.0099999998) to |s_h - s_l|
 DISTANCE_EPSILON = float(np.float32(0.01))
+
+
+def lambdarank_hessian_floor(params: dict) -> float:
+    """The hessian floor of an objective with ``lightgbm_arithmetic`` when none is given: 0 with LightGBM's
+    arithmetic, whose lambdarank leaves a document outside every pair at hessian 0 (a floor would add to every
+    leaf's hessian sum, and so change the leaf values of a model meant to be LightGBM's bit for bit), else
+    :data:`~plboost.objectives._base.DEFAULT_HESSIAN_FLOOR`."""
+    return 0.0 if params["lightgbm_arithmetic"] else DEFAULT_HESSIAN_FLOOR
 
 
 def label_gains(labels: np.ndarray, label_gain) -> np.ndarray:

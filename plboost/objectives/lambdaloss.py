@@ -30,8 +30,8 @@ import numpy as np
 
 from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
 from .._jit import over_queries
-from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
-from ._lambdamart import inverse_max_dcgs, label_gains, lambda_kernel, position_discounts
+from ._base import QueryData, RankingObjective
+from ._lambdamart import inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor, position_discounts
 
 LOSSES = ("ndcg_loss2++", "ndcg_loss2")
 
@@ -81,8 +81,10 @@ class LambdaLoss(RankingObjective):
         below position 30, maxDCG@30, its normalisation); "loss" is the loss as written (all pairs, the
         whole list's maxDCG, no normalisation): its gradient and diagonal hessian, ranks held fixed, are what
         :meth:`gradients` returns, and :meth:`losses` gives it.
-    hessian_floor : float, default 1e-6
-        Lower bound of every hessian handed to the engines.
+    hessian_floor : float, optional
+        Lower bound of every hessian handed to the engines; default 1e-6, and 0 with ``lightgbm_arithmetic=True``:
+        LightGBM's lambdarank leaves a document outside every pair at hessian 0, and a floor adds to the hessian
+        sum, so to the value, of every leaf (the model is then not LightGBM's).
 
     Examples
     --------
@@ -108,19 +110,22 @@ class LambdaLoss(RankingObjective):
                              "sigmoid": (Real(low=0, low_open=True, high=SQUARE_ROOT_OF_FLOAT64_MAX), None),
                              "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
-                             "lightgbm_arithmetic": Boolean(), "preset": Options(*_PRESETS)}
+                             "lightgbm_arithmetic": Boolean(), "preset": Options(*_PRESETS),
+                             "hessian_floor": (Real(low=0), None)}
 
     _presets = _PRESETS
     _unset = {"lambdarank_truncation_level": "preset"}
+    _derived = {"hessian_floor": lambdarank_hessian_floor}
 
     def __init__(self, *, loss: str = "ndcg_loss2++", mu: float = 1.0, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
                  label_gain=None, lightgbm_arithmetic: bool = False, preset: str = "lightgbm",
-                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+                 hessian_floor: float | None = None):
         super().__init__(hessian_floor=hessian_floor)
         self._store(loss=loss, mu=mu, sigmoid=sigmoid, lambdarank_truncation_level=lambdarank_truncation_level,
                     lambdarank_norm=lambdarank_norm, label_gain=label_gain, lightgbm_arithmetic=lightgbm_arithmetic,
                     preset=preset)
+        self._derive()
         for name, value in _PRESETS[self.preset].items():
             if getattr(self, name) in (None, "preset") and (name != "lambdarank_truncation_level"
                                                             or self.lambdarank_truncation_level == "preset"):

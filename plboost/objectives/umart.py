@@ -36,9 +36,9 @@ import numpy as np
 
 from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
-from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._base import QueryData, RankingObjective
 from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
-                          position_discounts, sorted_query, write_query)
+                          lambdarank_hessian_floor, position_discounts, sorted_query, write_query)
 
 
 @helper
@@ -239,9 +239,10 @@ class UMart(RankingObjective):
         LightGBM, a query whose scores are all equal is not divided.) The authors' tree settings: B = 2,
         learning rate 0.05, 64 leaves, max_bin 10000, bagging 0.9 every iteration, min_data_in_leaf 5,
         min_sum_hessian_in_leaf 5, 1000 trees.
-    hessian_floor : float, default 1e-6
-        Lower bound of every hessian handed to the engines. LightGBM's lambdarank leaves documents
-        outside every pair at hessian 0.
+    hessian_floor : float, optional
+        Lower bound of every hessian handed to the engines; default 1e-6, and 0 with ``lightgbm_arithmetic=True``:
+        LightGBM's lambdarank leaves a document outside every pair at hessian 0, and a floor adds to the hessian
+        sum, so to the value, of every leaf (the model is then not LightGBM's).
 
     uMart has no :meth:`losses` (it raises NotImplementedError): as LambdaMART's, its lambdas are not the
     gradient of any loss (module docstring).
@@ -274,21 +275,24 @@ class UMart(RankingObjective):
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
                              "max_dcg_at": (Integer(low=1), None), "score_distance_norm": (Boolean(), None),
                              "log_norm": (Boolean(), None), "hessian_sigma_power": (Integer(low=1), None),
-                             "preset": Options(*_PRESETS), "lightgbm_arithmetic": Boolean()}
+                             "preset": Options(*_PRESETS), "lightgbm_arithmetic": Boolean(),
+                             "hessian_floor": (Real(low=0), None)}
 
     _presets = _PRESETS
     _unset = {"lambdarank_truncation_level": "preset"}
+    _derived = {"hessian_floor": lambdarank_hessian_floor}
 
     def __init__(self, *, window: int = 2, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
                  label_gain=None, max_dcg_at: int | None = None, score_distance_norm: bool | None = None,
                  log_norm: bool | None = None, hessian_sigma_power: int | None = None, preset: str = "lightgbm",
-                 lightgbm_arithmetic: bool = False, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+                 lightgbm_arithmetic: bool = False, hessian_floor: float | None = None):
         super().__init__(hessian_floor=hessian_floor)
         self._store(window=window, sigmoid=sigmoid, lambdarank_truncation_level=lambdarank_truncation_level,
                     lambdarank_norm=lambdarank_norm, label_gain=label_gain, max_dcg_at=max_dcg_at,
                     score_distance_norm=score_distance_norm, log_norm=log_norm,
                     hessian_sigma_power=hessian_sigma_power, preset=preset, lightgbm_arithmetic=lightgbm_arithmetic)
+        self._derive()
         preset_values = _PRESETS[self.preset]
         for name in ("sigmoid", "lambdarank_norm", "max_dcg_at", "score_distance_norm", "log_norm",
                      "hessian_sigma_power"):

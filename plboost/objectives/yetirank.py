@@ -325,7 +325,10 @@ class YetiRank(RankingObjective):
     gain : {"linear", "exp"}
         YetiLoss on (N)DCG: G(y) = y (CatBoost's ``dcg_type=Base``) or 2^y - 1 (plboost's NDCG).
     neighbors : int
-        K, the later positions each position pairs with (CatBoost's ``num_neighbors``).
+        K, the later positions each position pairs with (CatBoost's ``num_neighbors``, which CatBoost reads for its
+        YetiLoss modes only: its classic mode pairs each position with the next one whatever the value). With
+        ``loss="classic"`` and K > 1, the pairs t, t + 2 .. t + K are plboost's, weighted decay^t |y_h - y_l| as the
+        neighbouring one; CatBoost's YetiRank is K = 1.
     hessian : {"logistic", "pair_weight"}
         The curvature: the logistic loss's, as CatBoost on CPU, or the pair weight, as on GPU.
     seed : int, default 0

@@ -8,7 +8,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from plboost.data import load_splits
+from plboost.data import load_splits, make_synthetic
+from plboost.engines import train
 from plboost.objectives import LambdaLoss, UMart
 
 
@@ -205,3 +206,21 @@ def test_mu_zero_trains_lightgbms_lambdarank_bit_for_bit(shared_data, params):
     np.testing.assert_array_equal(ours.predict(test.X, raw_score=True), builtin.predict(test.X, raw_score=True))
     with_distance = lgb.train({"objective": LambdaLoss(lightgbm_arithmetic=True, **params), **tree}, dataset, 30)
     assert not np.array_equal(with_distance.predict(test.X), builtin.predict(test.X))
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("make", [lambda **p: LambdaLoss(mu=0.0, lightgbm_arithmetic=True, **p),
+                                  lambda **p: UMart(window=1, lightgbm_arithmetic=True, **p)],
+                         ids=["lambdaloss", "umart"])
+def test_lightgbm_arithmetic_trains_lambdarank_bit_for_bit_with_no_floor_given(make):
+    """LightGBM's arithmetic takes LightGBM's hessian floor, 0, unless a floor is given: a floor adds to every leaf's
+    hessian sum. set_params(lightgbm_arithmetic=False) gives back the default floor, as a new object would."""
+    data = make_synthetic(n_queries=60, seed=12)
+    params = {"lambdarank_truncation_level": 12, "sigmoid": 1.5}
+    builtin = train("lightgbm", "lambdarank", data, rounds=6, engine_params=params).booster
+    for floor, same in (({}, True), ({"hessian_floor": 1e-5}, False)):
+        ours = train("lightgbm", make(**params, **floor), data, rounds=6).booster
+        assert np.array_equal(ours.predict(data.X, raw_score=True), builtin.predict(data.X, raw_score=True)) is same
+    assert make().hessian_floor == 0.0 and make(hessian_floor=1e-5).hessian_floor == 1e-5
+    assert make().set_params(lightgbm_arithmetic=False).hessian_floor == 1e-6
+    assert make(hessian_floor=1e-5).set_params(lightgbm_arithmetic=False).hessian_floor == 1e-5

@@ -31,7 +31,9 @@ from plboost.objectives import get_objective
 STORED = Path(__file__).with_name("data") / "stored_gradients.json"
 CONFIGURATIONS = [
     ("plrank", {}), ("plrank", {"n_permutations": 3}), ("plrank", {"top_k": None}), ("urank", {}), ("umart", {}),
-    ("umart", {"window": 1}), ("umart", {"window": 1, "lightgbm_arithmetic": True}), ("umart", {"preset": "paper"}),
+    # LightGBM's arithmetic at the floor it had by default before it took LightGBM's 0
+    ("umart", {"window": 1}), ("umart", {"window": 1, "lightgbm_arithmetic": True, "hessian_floor": 1e-6}),
+    ("umart", {"preset": "paper"}),
     ("pl_partition", {}), ("pl_lb", {}), ("listnet", {}), ("listnet", {"target": "gain"}),
     # objectives that came after issue 27: their gradients as of 2026-11-27 (module docstring)
     ("pa_listmle", {}), ("pl_rank3", {}), ("pl_rank3", {"curvature": "lambda"}), ("lambdaloss", {}),
