@@ -23,12 +23,14 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 import xgboost as xgb
+from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from plboost import metrics
 from plboost.cli import main as cli
 from plboost.data import load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
+from plboost.errors import RankerSetupError
 from plboost.objectives import PLPartition, PLRank, UMart, URank
 from plboost.sklearn import Ranker
 
@@ -260,6 +262,20 @@ CASES = [
          r"PLRank is a class, and the engine called it to train: pass an instance, PLRank\(\)"),
     Case("engine", "the objective's class given to `plboost.Ranker`",
          lambda d: Ranker(PLRank).fit(X, Y, group=GROUP), r"PLRank is a class: pass an instance, PLRank\(\)"),
+    Case("engine", "`GridSearchCV(Ranker(), cv=GroupKFold(3)).fit(X, y, groups=qid)` with a NumPy `X`: no queries "
+         "reach `fit` (the first fit stops the search)",
+         lambda d: GridSearchCV(Ranker(n_estimators=2), {"num_leaves": [3]}, cv=GroupKFold(3)).fit(
+             X, Y, groups=np.repeat(np.arange(len(GROUP)), GROUP)),
+         r"^RankerSetupError: fit: a ranker needs the queries: group="),
+    Case("engine", "`Ranker.score(X, y)` without queries (as a search scores unless `X` has a `qid` column)",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, group=GROUP).score(X, Y),
+         r"^RankerSetupError: score: a ranker needs the queries"),
+    Case("engine", "`Ranker.fit(..., sample_weight=w)`",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, group=GROUP, sample_weight=np.ones(len(Y))),
+         r"Ranker.fit: sample_weight is not taken: plboost's training has no sample weights"),
+    Case("engine", "`Ranker.fit(..., groups=...)` (an argument fit does not take)",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, groups=GROUP),
+         r"Ranker.fit: unknown argument 'groups'; it takes group, qid, "),
     Case("engine", "a plboost objective called with a second argument that is neither a dataset nor an array",
          lambda d: PLRank()(np.zeros(len(Y)), list(Y)),
          r"PLRank is called by LightGBM or XGBoost with \(preds, dataset\), or by lgb.LGBMRanker with \(y_true, "
@@ -486,7 +502,7 @@ def observe(case: Case) -> str:
             write(folder, "results.csv", "configuration,dataset,NDCG@10\nA,d1,0.5\n")
         try:
             case.run(directory)
-        except Exception as error:  # noqa: BLE001 - every error is the subject here
+        except (Exception, RankerSetupError) as error:  # noqa: BLE001 - every error is the subject here
             text = str(error).strip()
             text = text.replace(str(directory), "<dir>")
             first = text.splitlines()[0] if text else ""
