@@ -16,3 +16,13 @@ class InvalidParameterError(ValueError, InputTypeError):
 
     Both a ValueError and a TypeError (an :class:`InputTypeError`), as scikit-learn's: a caller that catches
     either for a bad argument catches it."""
+
+
+class RankerSetupError(BaseException):
+    """A ranker asked to fit or score without whole queries (none given, or queries cut between training and
+    scoring): no NDCG can come of it, whatever the parameters.
+
+    Derived from BaseException, not Exception, as pytest's outcomes and KeyboardInterrupt are, because the handlers
+    it must pass are those of ordinary errors: scikit-learn's searches (``error_score=np.nan``, their default) turn
+    an Exception of ``fit`` or ``score`` into a NaN score, and a search whose every score is NaN still reports a
+    best candidate. Catch it by name (``except plboost.errors.RankerSetupError``)."""

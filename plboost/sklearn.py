@@ -9,6 +9,7 @@ ids, ``pickle`` and ``joblib``. Needs scikit-learn (``pip install 'plboost[sklea
 
 from __future__ import annotations
 
+import inspect
 import numbers
 
 import numpy as np
@@ -23,7 +24,7 @@ except ImportError as error:  # a core install: say how to get it, in one line
     raise MissingExtra("plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'") from error
 
 from ._constraints import POSITIVE_C_INT, Integer, Options, Real, check, check_params
-from .errors import InputTypeError
+from .errors import InputTypeError, InvalidParameterError, RankerSetupError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
@@ -91,7 +92,9 @@ class Ranker(BaseEstimator):
     DataFrame, from its ``qid`` column (dropped from the features; :meth:`predict` drops it too). That last form
     is what ``GridSearchCV`` needs without metadata routing, since it hands :meth:`score` nothing but ``X`` and
     ``y``; with ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)`` and
-    ``set_score_request(qid=True)`` route a ``qid`` array instead.
+    ``set_score_request(qid=True)`` route a ``qid`` array instead. Fitting or scoring without queries, or scoring
+    queries cut between training and scoring, raises :class:`plboost.errors.RankerSetupError`, which stops a search
+    at its first fit or score, in one line, where an ordinary error would have been a NaN score.
 
     scikit-learn's estimator checks pass for both engines (``tests/test_sklearn.py``: 40 of scikit-learn 1.9's 41;
     ``check_array_api_input`` is skipped by scikit-learn, as array-API input is not supported). One thing cannot
@@ -153,13 +156,15 @@ class Ranker(BaseEstimator):
 
     # fitting --------------------------------------------------------------------------------------------------
     def fit(self, X, y, *, group=None, qid=None, eval_set=None, eval_group=None, eval_qid=None,
-            early_stopping_rounds: int | None = None, verbose: bool = False):
+            early_stopping_rounds: int | None = None, verbose: bool = False, **unknown):
         """Train on ``X``, ``y`` with queries from ``group``, ``qid`` or ``X``'s ``qid`` column (see the class).
 
         ``eval_set`` is one ``(X, y)`` pair (or a list of one) with its queries in ``eval_group`` or ``eval_qid``
         (a list of one, or the array itself); ``early_stopping_rounds`` stops when its NDCG@eval_at has not
-        improved for that many rounds and keeps the best round. ``verbose`` shows a progress bar.
+        improved for that many rounds and keeps the best round. ``verbose`` shows a progress bar. Any other
+        argument is refused, naming it (``sample_weight`` among them: plboost trains without sample weights).
         """
+        _refuse_unknown("fit", unknown, self.fit)
         own = check_params(self.parameter_constraints,
                            {name: getattr(self, name) for name in self.parameter_constraints}, owner="Ranker")
         early_stopping_rounds = check(early_stopping_rounds, (Integer(low=0), None), "early_stopping_rounds",
@@ -224,9 +229,13 @@ class Ranker(BaseEstimator):
                           ensure_all_finite="allow-nan")
         return get_engine(self.engine).predict(self.booster_, X, self.n_iter_)
 
-    def score(self, X, y, *, group=None, qid=None) -> float:
+    def score(self, X, y, *, group=None, qid=None, **unknown) -> float:
         """Mean NDCG@eval_at over the queries (plboost's conventions: gains 2^y - 1, a query without a relevant
-        document counts 1; :func:`plboost.metrics.ndcg`)."""
+        document counts 1; :func:`plboost.metrics.ndcg`).
+
+        Without queries, or with queries trained on with other documents of theirs, it raises
+        :class:`plboost.errors.RankerSetupError`, which a scikit-learn search does not turn into a NaN score."""
+        _refuse_unknown("score", unknown, self.score)
         X, qid = _split_query_column(X, qid)
         data = _ranking_data(np.zeros((len(y), 0)), y, group, qid, where="score")
         if qid is not None:
@@ -244,9 +253,10 @@ class Ranker(BaseEstimator):
         cut = [qid for qid, size in zip(data.qids.tolist(), sizes.tolist(), strict=True)
                if qid in trained and trained[qid] != size]
         if cut:
-            raise ValueError(f"score: {len(cut)} of the {len(sizes)} queries scored (query id {cut[0]!r}, ...) were "
-                             "trained on with other documents of theirs: the rows were split across queries. Split "
-                             "by query: sklearn.model_selection.GroupKFold with groups=qid, or plboost.query_folds")
+            raise RankerSetupError(f"score: {len(cut)} of the {len(sizes)} queries scored (query id {cut[0]!r}, ...) "
+                                   "were trained on with other documents of theirs: the rows were split across "
+                                   "queries. Split by query: sklearn.model_selection.GroupKFold with groups=qid, or "
+                                   "plboost.query_folds")
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -256,6 +266,20 @@ class Ranker(BaseEstimator):
         importance_type = check(self.importance_type, self.parameter_constraints["importance_type"],
                                 "importance_type", "Ranker")
         return get_engine(self.engine).feature_importances(self.booster_, importance_type, self.n_iter_)
+
+
+def _refuse_unknown(method: str, unknown: dict, bound) -> None:
+    """Refuse the keyword arguments ``method`` does not take, naming the first (TypeError's own message names
+    none of the ones it does take)."""
+    if not unknown:
+        return
+    name = next(iter(unknown))
+    if name == "sample_weight":
+        raise InvalidParameterError(f"Ranker.{method}: sample_weight is not taken: plboost's training has no sample "
+                                    "weights; lgb.LGBMRanker(objective=PLRank()).fit(X, y, group=..., "
+                                    "sample_weight=...) weights each document's gradient")
+    taken = [p for p in inspect.signature(bound).parameters if p not in ("X", "y", "unknown")]
+    raise InvalidParameterError(f"Ranker.{method}: unknown argument {name!r}; it takes {', '.join(taken)}")
 
 
 def _split_query_column(X, qid):
@@ -283,8 +307,9 @@ def _ranking_data(X, y, group, qid, *, where: str, feature_names=None) -> Rankin
         offsets = offsets_from_sizes(group, X.shape[0], name=f"{where} group")
         ids = np.arange(offsets.size - 1)
     else:
-        raise ValueError(f"{where}: a ranker needs the queries: group= (query sizes), qid= (a query id per row) or "
-                         f"a {QUERY_COLUMN!r} column in a DataFrame X")
+        raise RankerSetupError(f"{where}: a ranker needs the queries: group= (query sizes), qid= (a query id per row) "
+                               f"or a {QUERY_COLUMN!r} column in a DataFrame X (in a scikit-learn search, the column: "
+                               "groups= goes to the splitter alone, and qid= to score only with metadata routing)")
     return RankingData(X, labels, ids, offsets, feature_names=feature_names)
 
 

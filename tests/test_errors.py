@@ -24,12 +24,14 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 import xgboost as xgb
+from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from plboost import metrics
 from plboost.cli import main as cli
 from plboost.data import RankingData, load_svmlight
 from plboost.engines import train
 from plboost.engines.dask import DaskRankingData, check_partitions
+from plboost.errors import RankerSetupError
 from plboost.objectives import PLPartition, PLRank, PLRank3, UMart, URank
 from plboost.sklearn import Ranker
 
@@ -337,11 +339,31 @@ CASES = [
          r"PLRank is a class, and the engine called it to train: pass an instance, PLRank\(\)"),
     Case("engine", "the objective's class given to `plboost.Ranker`",
          lambda d: Ranker(PLRank).fit(X, Y, group=GROUP), r"PLRank is a class: pass an instance, PLRank\(\)"),
-    Case("engine", "a plboost objective passed straight to `lgb.LGBMRanker`",
-         lambda d: lgb.LGBMRanker(objective=PLRank(), verbosity=-1).fit(X, Y, group=GROUP),
-         r"pass objective=PLRank\(\.\.\.\)\.sklearn\(\)"),
+    Case("engine", "`GridSearchCV(Ranker(), cv=GroupKFold(3)).fit(X, y, groups=qid)` with a NumPy `X`: no queries "
+         "reach `fit` (the first fit stops the search)",
+         lambda d: GridSearchCV(Ranker(n_estimators=2), {"num_leaves": [3]}, cv=GroupKFold(3)).fit(
+             X, Y, groups=np.repeat(np.arange(len(GROUP)), GROUP)),
+         r"^RankerSetupError: fit: a ranker needs the queries: group="),
+    Case("engine", "`Ranker.score(X, y)` without queries (as a search scores unless `X` has a `qid` column)",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, group=GROUP).score(X, Y),
+         r"^RankerSetupError: score: a ranker needs the queries"),
+    Case("engine", "`Ranker.fit(..., sample_weight=w)`",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, group=GROUP, sample_weight=np.ones(len(Y))),
+         r"Ranker.fit: sample_weight is not taken: plboost's training has no sample weights"),
+    Case("engine", "`Ranker.fit(..., groups=...)` (an argument fit does not take)",
+         lambda d: Ranker(n_estimators=2).fit(X, Y, groups=GROUP),
+         r"Ranker.fit: unknown argument 'groups'; it takes group, qid, "),
+    Case("engine", "a plboost objective called with a second argument that is neither a dataset nor an array",
+         lambda d: PLRank()(np.zeros(len(Y)), list(Y)),
+         r"PLRank is called by LightGBM or XGBoost with \(preds, dataset\), or by lgb.LGBMRanker with \(y_true, "
+         r"y_pred, weight, group\) arrays; got a list for the second"),
+    Case("engine", "`weight=` or `group=` beside an engine's dataset: `obj(preds, dataset, weight)`",
+         lambda d: PLRank()(np.zeros(len(Y)), lgb.Dataset(X, Y, group=GROUP).construct(), np.ones(len(Y))),
+         r"PLRank\(preds, dataset\) takes the weights and queries from the dataset"),
+    Case("engine", "`lgb.LGBMRanker(objective=PLRank())` called without queries",
+         lambda d: PLRank()(Y, np.zeros(len(Y)), None, None), r"needs query groups: call LGBMRanker.fit\(X, y, group="),
     Case("engine", "`LGBMRanker.fit` without `group` (LightGBM's own check)",
-         lambda d: lgb.LGBMRanker(objective=PLRank().sklearn()).fit(X, Y), r"Should set group for ranking task"),
+         lambda d: lgb.LGBMRanker(objective=PLRank()).fit(X, Y), r"Should set group for ranking task"),
     Case("engine", "labels above 30 with LightGBM's `ndcg` metric (LightGBM's own check)",
          lambda d: lgb.train({"objective": PLRank(), "metric": "ndcg", "verbosity": -1},
                              lgb.Dataset(X, np.r_[31.0, Y[1:]], group=GROUP), 1),
@@ -594,7 +616,7 @@ def observe(case: Case) -> str:
             write(folder, "results.csv", "configuration,dataset,NDCG@10\nA,d1,0.5\n")
         try:
             case.run(directory)
-        except Exception as error:  # noqa: BLE001 - every error is the subject here
+        except (Exception, RankerSetupError) as error:  # noqa: BLE001 - every error is the subject here
             text = str(error).strip()
             text = text.replace(str(directory), "<dir>")
             first = text.splitlines()[0] if text else ""

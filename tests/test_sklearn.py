@@ -21,6 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from plboost import metrics
 from plboost.data import make_synthetic
 from plboost.engines.xgboost import booster_params
+from plboost.errors import InvalidParameterError, RankerSetupError
 from plboost.objectives import LambdaLoss, PLRank, PLRank3, PositionAwareListMLE, UMart, YetiRank
 from plboost.sklearn import Ranker
 
@@ -241,7 +242,7 @@ def test_early_stopping_keeps_the_best_round(mq2008, engine):
 def test_bad_queries_are_refused_clearly(small):
     X, y, sizes = small.X, small.labels, small.group_sizes
     qid = np.repeat(small.qids, sizes)
-    with pytest.raises(ValueError, match="needs the queries: group="):
+    with pytest.raises(RankerSetupError, match="needs the queries: group="):
         Ranker(**SMALL).fit(X, y)
     with pytest.raises(ValueError, match="not both"):
         Ranker(**SMALL).fit(X, y, group=sizes, qid=qid)
@@ -267,6 +268,63 @@ def test_bad_queries_are_refused_clearly(small):
         _ = Ranker(importance_type="cover", **SMALL).fit(X, y, group=sizes).feature_importances_
 
 
+class CountingRanker(Ranker):
+    """A Ranker that counts its fits and scores (class-wide: a search fits clones)."""
+
+    calls: list = []
+
+    def fit(self, X, y, **params):
+        CountingRanker.calls.append("fit")
+        return super().fit(X, y, **params)
+
+    def score(self, X, y, **params):
+        CountingRanker.calls.append("score")
+        return super().score(X, y, **params)
+
+
+@pytest.mark.parametrize("search", ["grid", "cross_val_score"])
+def test_a_search_without_queries_stops_at_its_first_fit_or_score_never_at_nan(small, search):
+    """A NumPy X with groups= alone (which goes to the splitter) stops at the first fit, and with qid= as a fit
+    parameter (which never reaches score without metadata routing) at the first score, each in one line: scikit-learn
+    turns an ordinary error of fit or score into a NaN score, and the search had reported a best among NaNs."""
+    from sklearn.model_selection import cross_val_score
+
+    qid = np.repeat(small.qids, small.group_sizes)
+    cv = GroupKFold(n_splits=4)
+
+    def run(**fit_params):
+        if search == "grid":
+            return GridSearchCV(CountingRanker(n_estimators=2), {"num_leaves": [3, 6]}, cv=cv).fit(
+                small.X, small.labels, groups=qid, **fit_params).best_score_
+        return cross_val_score(CountingRanker(n_estimators=2), small.X, small.labels, groups=qid, cv=cv,
+                               params=fit_params)
+
+    for fit_params, stops_at in (({}, ["fit"]), ({"qid": qid}, ["fit", "score"])):
+        CountingRanker.calls = []
+        with pytest.raises(RankerSetupError, match=rf"^{stops_at[-1]}: a ranker needs the queries: group=") as raised:
+            run(**fit_params)
+        assert CountingRanker.calls == stops_at and "\n" not in str(raised.value)
+    frame = _frame(small)
+    assert 0 < GridSearchCV(Ranker(n_estimators=2), {"num_leaves": [3, 6]}, cv=cv).fit(
+        frame, small.labels, groups=frame["qid"]).best_score_ <= 1  # the qid column: the route that works
+
+
+def test_arguments_fit_and_score_do_not_take_are_refused_naming_them(small):
+    """``fit(sample_weight=...)`` answered with Python's TypeError about an unexpected keyword."""
+    X, y, sizes = small.X, small.labels, small.group_sizes
+    with pytest.raises(InvalidParameterError, match=r"^Ranker.fit: sample_weight is not taken: plboost's training has "
+                                                    r"no sample weights; lgb.LGBMRanker\(objective=PLRank\(\)\)"):
+        Ranker(**SMALL).fit(X, y, group=sizes, sample_weight=np.full(len(y), 0.5))
+    with pytest.raises(InvalidParameterError, match=r"^Ranker.fit: unknown argument 'eval_sets'; it takes group, qid, "
+                                                    r"eval_set, eval_group, eval_qid, early_stopping_rounds, verbose$"):
+        Ranker(**SMALL).fit(X, y, group=sizes, eval_sets=[(X, y)])
+    fitted = Ranker(**SMALL).fit(X, y, group=sizes)
+    with pytest.raises(InvalidParameterError, match=r"^Ranker.score: sample_weight is not taken"):
+        fitted.score(X, y, group=sizes, sample_weight=np.ones(len(y)))
+    with pytest.raises(InvalidParameterError, match=r"^Ranker.score: unknown argument 'k'; it takes group, qid$"):
+        fitted.score(X, y, group=sizes, k=5)
+
+
 def test_an_objective_parameter_given_beside_an_objective_name_is_refused():
     """Ranker("plrank", top_k=5) trained PLRank with top_k=10 and handed top_k=5 to LightGBM."""
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.tile([0, 1, 2, 0], 5)
@@ -278,10 +336,9 @@ def test_an_objective_parameter_given_beside_an_objective_name_is_refused():
 @pytest.mark.engine
 def test_cross_validation_that_cuts_queries_is_refused_not_inflated():
     """KFold over rows cut queries between training and scoring (0.919 against 0.742 with GroupKFold on MQ2008):
-    score() refuses queries trained on with other documents, so GridSearchCV reports the fault, not a number;
-    GroupKFold over qid and scoring the training set itself stay as they were."""
-    import warnings
-
+    score() refuses queries trained on with other documents, so GridSearchCV reports the fault, not a number, with
+    error_score="raise" or its default, NaN; GroupKFold over qid and scoring the training set itself stay as they
+    were."""
     from sklearn.model_selection import GridSearchCV, GroupKFold, KFold
 
     from plboost.data import make_synthetic
@@ -291,14 +348,13 @@ def test_cross_validation_that_cuts_queries_is_refused_not_inflated():
     X, y = frame.drop(columns="label"), frame["label"]
     search = GridSearchCV(Ranker(PLRank(), n_estimators=3, num_leaves=4), {"learning_rate": [0.1]},
                           cv=KFold(3, shuffle=True, random_state=0), error_score="raise")
-    with pytest.raises(ValueError, match=r"score: \d+ of the \d+ queries scored .* were trained on with other "
-                                         r"documents of theirs.*GroupKFold with groups=qid, or plboost.query_folds"):
+    cut = (r"score: \d+ of the \d+ queries scored .* were trained on with other documents of theirs.*GroupKFold with "
+           r"groups=qid, or plboost.query_folds")
+    with pytest.raises(RankerSetupError, match=cut):
         search.fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        lenient = GridSearchCV(search.estimator, search.param_grid, cv=KFold(3, shuffle=True, random_state=0))
+    lenient = GridSearchCV(search.estimator, search.param_grid, cv=KFold(3, shuffle=True, random_state=0))
+    with pytest.raises(RankerSetupError, match=cut):  # the default error_score=nan: no NaN scores either
         lenient.fit(X, y)
-    assert np.isnan(lenient.cv_results_["mean_test_score"]).all()  # no inflated number
     grouped = GridSearchCV(search.estimator, search.param_grid, cv=GroupKFold(3)).fit(X, y, groups=frame["qid"])
     assert 0 < grouped.best_score_ <= 1
     ranker = Ranker(PLRank(), n_estimators=3, num_leaves=4).fit(X, y)

@@ -6,8 +6,9 @@ see :mod:`plboost._queries`). :class:`RankingObjective` turns it into a custom o
 
 * LightGBM: ``lgb.train({"objective": obj}, train_set)`` and ``lgb.cv`` call ``obj(preds, dataset)`` (``lgb.cv``
   needs ``folds=plboost.query_folds(train_set)``: without it, it cuts queries between folds, which is refused);
-  ``lgb.LGBMRanker(objective=obj.sklearn())`` calls a four-argument function ``(y_true, y_pred, weight,
-  group)`` (LightGBM hands ``group`` only to a callable with exactly four parameters);
+  ``lgb.LGBMRanker(objective=obj)`` calls ``obj(y_true, y_pred, weight, group)``: LightGBM's scikit-learn API
+  counts the callable's parameters and hands ``group`` (the query sizes) only to one of four, which
+  :meth:`RankingObjective.__call__` has (``obj.sklearn()``, a callable of those four alone, does the same);
 * XGBoost: ``xgb.train(params, dtrain, obj=obj)`` calls ``obj(predt, dtrain)``.
 
 ``lgb.train`` deep-copies its ``params``, so the objective that trains is a copy of the user's, and one
@@ -178,7 +179,7 @@ class _ObjectiveClass(type):
             if isinstance(args[0], np.ndarray):
                 raise TypeError(f"{name} is a class, and the engine called it to train: pass an instance, "
                                 f"{name}() (lgb.train({{'objective': {name}()}}, ...), xgb.train(..., obj={name}()), "
-                                f"LGBMRanker(objective={name}().sklearn()))")
+                                f"LGBMRanker(objective={name}()))")
             raise TypeError(f"{name} takes its parameters by name, e.g. {name}(hessian_floor=1e-6); "
                             f"got {len(args)} positional argument(s)")
         return super().__call__(**kwargs)
@@ -464,15 +465,35 @@ class RankingObjective(metaclass=_ObjectiveClass):
 
     # ----------------------------------------------------------------------------------------------
     # engine adapters
-    def __call__(self, preds, data):
-        """Custom-objective entry point for ``lgb.train``/``lgb.cv`` and ``xgb.train(obj=...)``."""
+    def __call__(self, preds, data, weight=None, group=None):
+        """Gradients and hessians, as each engine calls a custom objective:
+
+        * ``obj(preds, dataset)``: ``lgb.train``/``lgb.cv`` (``params["objective"]``) and ``xgb.train(obj=...)``,
+          with the engine's dataset, which holds the labels, queries and weights;
+        * ``obj(y_true, y_pred, weight, group)``: ``lgb.LGBMRanker(objective=obj)``, whose scikit-learn API hands
+          ``group`` (query sizes) only to a callable of four parameters, and so counts these.
+        """
+        if isinstance(data, np.ndarray):  # LightGBM's scikit-learn API: (y_true, y_pred, weight, group)
+            return self._call_with_arrays(preds, data, weight, group)
+        if weight is not None or group is not None:
+            raise InputTypeError(f"{type(self).__name__}(preds, dataset) takes the weights and queries from the "
+                                 "dataset: weight= and group= go with (y_true, y_pred, weight, group) only")
         query_data, weights = self._query_data_of(data)
         return self._compute(preds, query_data, weights)
 
+    def _call_with_arrays(self, y_true, y_pred, weight, group) -> tuple[np.ndarray, np.ndarray]:
+        """The call of LightGBM's scikit-learn API: labels, scores, per-document weights (or None), query sizes."""
+        if group is None:
+            raise ValueError(f"{type(self).__name__} needs query groups: call LGBMRanker.fit(X, y, group=...)")
+        offsets = offsets_from_sizes(group, len(y_true), name="group")
+        data = self._memoized(y_true, y_true, offsets, lambda: QueryData.from_arrays(y_true, offsets))
+        return self._compute(y_pred, data, _as_weights(weight, data.n_docs))
+
     def sklearn(self) -> SklearnObjective:
-        """The objective for ``lgb.LGBMRanker(objective=...)``: a callable ``(y_true, y_pred, weight, group)``
-        that pickles (a fitted ``LGBMRanker`` survives ``pickle`` and ``joblib``). For XGBoost, whose
-        ``XGBRanker`` refuses callables, use :class:`plboost.sklearn.Ranker`.
+        """A callable of ``(y_true, y_pred, weight, group)`` alone, as ``lgb.LGBMRanker(objective=...)`` calls it: the
+        objective itself is called so too, so this is for code written for a plain function of those four. It pickles
+        (a fitted ``LGBMRanker`` survives ``pickle`` and ``joblib``). For XGBoost, whose ``XGBRanker`` refuses
+        callables, use :class:`plboost.sklearn.Ranker`.
         """
         return SklearnObjective(self)
 
@@ -480,9 +501,10 @@ class RankingObjective(metaclass=_ObjectiveClass):
         engine = engine_of(dataset, default=None)
         if engine is None:
             labels = " or ".join(engine.label for engine in ENGINES.values() if engine.custom_objectives)
-            raise InputTypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset); got a "
-                            f"{type(dataset).__name__}. For lgb.LGBMRanker pass objective={type(self).__name__}(...)"
-                            ".sklearn(); for arrays use .gradients(scores, labels, offsets)")
+            raise InputTypeError(f"{type(self).__name__} is called by {labels} with (preds, dataset), or by "
+                                 "lgb.LGBMRanker with (y_true, y_pred, weight, group) arrays; got a "
+                                 f"{type(dataset).__name__} for the second. For arrays of your own use "
+                                 ".gradients(scores, labels, offsets)")
         return engine
 
     def _query_data_of(self, dataset) -> tuple[QueryData, np.ndarray | None]:
@@ -575,7 +597,8 @@ class RankingObjective(metaclass=_ObjectiveClass):
 
 
 class SklearnObjective:
-    """A plboost objective as LightGBM's scikit-learn API calls it: ``(y_true, y_pred, weight, group)``.
+    """A plboost objective as a callable of ``(y_true, y_pred, weight, group)`` alone, as LightGBM's scikit-learn API
+    calls it (the objective itself takes that call too, beside ``(preds, dataset)``).
 
     LightGBM's ``LGBMRanker`` passes the query sizes only to a callable with exactly these four parameters. A
     class at module level rather than a closure, so that a fitted ranker pickles; it pickles (and copies) as the
@@ -586,12 +609,7 @@ class SklearnObjective:
         self.objective = objective
 
     def __call__(self, y_true, y_pred, weight, group):
-        objective = self.objective
-        if group is None:
-            raise ValueError(f"{objective!r} needs query groups: call LGBMRanker.fit(X, y, group=...)")
-        offsets = offsets_from_sizes(group, len(y_true), name="group")
-        data = objective._memoized(y_true, y_true, offsets, lambda: QueryData.from_arrays(y_true, offsets))
-        return objective._compute(y_pred, data, _as_weights(weight, data.n_docs))
+        return self.objective._call_with_arrays(y_true, y_pred, weight, group)
 
     def __eq__(self, other) -> bool:
         if type(other) is not type(self):

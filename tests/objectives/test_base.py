@@ -19,7 +19,7 @@ import xgboost as xgb
 
 from plboost import metrics, query_folds
 from plboost.errors import InvalidParameterError
-from plboost.objectives import OBJECTIVES, PLPartition, PLRank, UMart, URank, get_objective, registry
+from plboost.objectives import OBJECTIVES, ListNet, PLPartition, PLRank, UMart, URank, get_objective, registry
 
 
 @pytest.fixture(scope="module")
@@ -437,20 +437,41 @@ def test_data_without_groups_is_refused_clearly(ranking_arrays):
         lgb.train({"objective": PLRank(), "verbosity": -1}, lgb.Dataset(X, labels), num_boost_round=1)
     with pytest.raises(ValueError, match="PLRank needs query groups.*set_group"):
         xgb.train({}, xgb.DMatrix(X, labels), num_boost_round=1, obj=PLRank())
-    with pytest.raises(ValueError, match="LGBMRanker.fit"):
-        PLRank().sklearn()(labels, np.zeros(len(labels)), None, None)
-    with pytest.raises(TypeError, match="called by LightGBM or XGBoost"):
-        PLRank()(np.zeros(3), np.zeros(3))
+    for callable_objective in (PLRank().sklearn(), URank()):
+        with pytest.raises(ValueError, match="needs query groups: call LGBMRanker.fit"):
+            callable_objective(labels, np.zeros(len(labels)), None, None)
 
 
 @pytest.mark.engine
-def test_lgbmranker_adapter_trains_the_same_model_as_lgb_train(ranking_arrays, objective):
+def test_the_objective_called_with_what_no_engine_passes_is_refused_in_one_line():
+    """Called with a second argument that is neither an engine's dataset nor an array, or with weights or queries
+    beside a dataset (which holds its own), the objective names both calls it takes."""
+    dataset = lgb.Dataset(np.zeros((4, 1)), QUERY_LABELS[:4], group=[4]).construct()
+    with pytest.raises(TypeError, match=r"^ListNet is called by LightGBM or XGBoost with \(preds, dataset\), or by "
+                                        r"lgb.LGBMRanker with \(y_true, y_pred, weight, group\) arrays; got a list"):
+        ListNet()(np.zeros(3), [0.0, 1.0, 2.0])
+    for extra in ({"weight": np.ones(4)}, {"group": [2, 2]}):
+        with pytest.raises(TypeError, match=r"^UMart\(preds, dataset\) takes the weights and queries from the "
+                                            r"dataset: weight= and group= go with \(y_true, y_pred, weight, group\)"):
+            UMart()(np.zeros(4), dataset, **extra)
+
+
+@pytest.mark.engine
+def test_lgbmranker_takes_the_objective_itself_and_trains_what_lgb_train_does(ranking_arrays, objective):
+    """``lgb.LGBMRanker(objective=obj)``, with no adapter, trains the model ``lgb.train`` does, and ``obj.sklearn()``
+    the same, with and without per-document sample weights; the objective given is left as it was."""
     X, labels, sizes, _ = ranking_arrays
-    booster = lgb.train({"objective": objective, **LGB_PARAMS}, lgb.Dataset(X, labels, group=sizes),
-                        num_boost_round=15)
-    ranker = lgb.LGBMRanker(objective=objective.sklearn(), n_estimators=15, **LGB_PARAMS)
-    ranker.fit(X, labels, group=sizes)
-    np.testing.assert_allclose(ranker.predict(X, raw_score=True), booster.predict(X, raw_score=True), rtol=1e-12)
+    weights = np.random.default_rng(3).uniform(0.25, 2.0, size=len(labels))
+    given = copy.deepcopy(objective)
+    for weight in (None, weights):
+        booster = lgb.train({"objective": objective, **LGB_PARAMS}, lgb.Dataset(X, labels, group=sizes, weight=weight),
+                            num_boost_round=6)
+        for callable_objective in (objective, objective.sklearn()):
+            ranker = lgb.LGBMRanker(objective=callable_objective, n_estimators=6, **LGB_PARAMS)
+            ranker.fit(X, labels, group=sizes, sample_weight=weight)
+            np.testing.assert_allclose(ranker.predict(X, raw_score=True), booster.predict(X, raw_score=True),
+                                       rtol=1e-12)
+    assert objective == given and objective.get_params() == given.get_params()
 
 
 @pytest.mark.engine
