@@ -11,8 +11,9 @@ Everything a user needs is a name on the package::
     print(plboost.evaluate(booster.predict(test.X), test.labels, offsets=test.offsets))
 
 The names are loaded when first used (a module-level ``__getattr__``, PEP 562), so ``import plboost`` loads
-neither Numba nor an engine; ``__all__`` lists them. Where each one lives (the house's floors, and where a new
-objective, metric, layout or engine goes) is in ``docs/architecture.md``.
+neither Numba nor an engine; ``__all__`` lists them. Every registered objective's class is a name of the package
+(read off the registry). Where each one lives (the house's floors, and where a new objective,
+metric, layout or engine goes) is in ``docs/architecture.md``.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from typing import TYPE_CHECKING
 
 from ._version import __version__
 
-#: public name -> the module that defines it
+#: the module of the objectives: besides the names below, the class of every objective in its registry
+#: (``plboost.objectives.OBJECTIVES``) is a name of the package, read from the registry when first asked for
+_OBJECTIVES = "plboost.objectives"
+
+#: public name -> the module that defines it (the objective classes aside: ``_objective_classes``)
 _PUBLIC = {
     # objectives (plboost.objectives)
-    **dict.fromkeys(("PLRank", "URank", "UMart", "PLPartition", "PLLowerBound", "ListNet", "PositionAwareListMLE",
-                     "PLRank3", "RankingObjective", "OBJECTIVES", "get_objective"), "plboost.objectives"),
+    **dict.fromkeys(("RankingObjective", "OBJECTIVES", "get_objective"), _OBJECTIVES),
     # data (plboost.data)
     **dict.fromkeys(("RankingData", "OutOfCoreData", "DataFormatError", "load_svmlight", "load_splits", "load_table",
                      "load_out_of_core", "make_synthetic", "write_synthetic_splits", "clear_cache"), "plboost.data"),
     # metrics (plboost.metrics)
-    **dict.fromkeys(("evaluate", "ndcg", "err", "mean_average_precision", "average_precision", "register_metric"),
-                    "plboost.metrics"),
+    **dict.fromkeys(("evaluate", "ndcg", "err", "mean_average_precision", "average_precision", "register_metric",
+                     "unregister_metric", "registered_metrics"), "plboost.metrics"),
     # training (plboost.engines)
     **dict.fromkeys(("train", "load_model", "ENGINES", "TrainedModel", "SavedModel", "TrainingSettings"),
                     "plboost.engines"),
@@ -44,18 +48,32 @@ _PUBLIC = {
     "CutQueryError": "plboost._queries",
 }
 
+
+def _objective_classes() -> dict[str, str]:
+    """The registered objectives' class names, each to its module: read off the registry, so that a registered
+    objective is a name of the package without an entry here (importing the registry loads Numba: it is read only
+    for a name that ``_PUBLIC`` does not hold)."""
+    registered = importlib.import_module(_OBJECTIVES).OBJECTIVES.values()
+    return {cls.__name__: _OBJECTIVES for cls in registered}
+
+
+#: every public name, written out for static tools (``from plboost import *``, linters, IDEs);
+#: ``tests/test_public_api.py`` checks that it holds every name above and every registered objective's class
 __all__ = [
-    "CutQueryError", "DataFormatError", "ENGINES", "ListNet", "OBJECTIVES", "OutOfCoreData", "PLLowerBound",
-    "PLPartition", "PLRank", "PLRank3", "PositionAwareListMLE", "Ranker", "RankingData", "RankingObjective",
-    "SavedModel", "TrainedModel", "TrainingSettings", "UMart", "URank", "__version__", "average_precision",
-    "clear_cache", "err", "evaluate", "get_objective", "load_model", "load_out_of_core", "load_splits",
-    "load_svmlight", "load_table", "make_synthetic", "mean_average_precision", "ndcg", "query_folds",
-    "ranking_collections", "register_metric", "train", "train_dask", "write_synthetic_splits",
+    "CutQueryError", "DataFormatError", "ENGINES", "LambdaLoss", "ListNet", "OBJECTIVES", "OutOfCoreData",
+    "PLLowerBound", "PLPartition", "PLRank", "PLRank3", "PositionAwareListMLE", "Ranker", "RankingData",
+    "RankingObjective", "SavedModel", "TrainedModel", "TrainingSettings", "UMart", "URank", "YetiRank", "__version__",
+    "average_precision", "clear_cache", "err", "evaluate", "get_objective", "load_model", "load_out_of_core",
+    "load_splits", "load_svmlight", "load_table", "make_synthetic", "mean_average_precision", "ndcg", "query_folds",
+    "ranking_collections", "register_metric", "registered_metrics", "train", "train_dask", "unregister_metric",
+    "write_synthetic_splits",
 ]
 
 
 def __getattr__(name: str):
     module = _PUBLIC.get(name)
+    if module is None and not name.startswith("__"):  # Python's own probes (__path__, __wrapped__) load nothing
+        module = _objective_classes().get(name)
     if module is None:
         raise AttributeError(f"module 'plboost' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -74,7 +92,8 @@ if TYPE_CHECKING:  # what static tools and IDEs see
                        load_svmlight, load_table, make_synthetic, write_synthetic_splits)
     from .engines import ENGINES, SavedModel, TrainedModel, TrainingSettings, load_model, train
     from .engines.dask import ranking_collections, train_dask
-    from .metrics import average_precision, err, evaluate, mean_average_precision, ndcg, register_metric
-    from .objectives import (OBJECTIVES, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3, PositionAwareListMLE,
-                             RankingObjective, UMart, URank, get_objective)
+    from .metrics import (average_precision, err, evaluate, mean_average_precision, ndcg, register_metric,
+                          registered_metrics, unregister_metric)
+    from .objectives import (OBJECTIVES, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3,
+                             PositionAwareListMLE, RankingObjective, UMart, URank, YetiRank, get_objective)
     from .sklearn import Ranker
