@@ -204,9 +204,10 @@ def apply_params(spec, space: SearchSpace, params: dict):
     return replace(spec, engine_params=engine_params, objective_params=objective_params, **fields)
 
 
-#: fewer trials than this per configuration are too few to compare tuned configurations by: TPE's first 10 trials
-#: are drawn at random in Optuna's default (``n_startup_trials``; here ``min(10, max(2, n_trials // 3))``), so a
-#: smaller budget is mostly a random search, whose luck the significance tests over queries do not see
+#: fewer trials than this per configuration are too few to compare tuned configurations by: TPE draws up to this
+#: many first trials at random (``n_startup_trials``, Optuna's default; :func:`_sampler` takes
+#: ``min(FEW_TRIALS, max(2, n_trials // 3))``), so a smaller budget is mostly a random search, whose luck the
+#: significance tests over queries do not see
 FEW_TRIALS = 10
 
 
@@ -359,7 +360,7 @@ def trial_seed(seed: int, trial: int) -> int:
 
 def _sampler(optuna, tuning: Tuning, trial: int):
     return optuna.samplers.TPESampler(seed=trial_seed(tuning.seed, trial),
-                                      n_startup_trials=min(10, max(2, tuning.n_trials // 3)))
+                                      n_startup_trials=min(FEW_TRIALS, max(2, tuning.n_trials // 3)))
 
 
 def _objective(optuna, spec, space: SearchSpace, train_trial):
