@@ -9,6 +9,8 @@ such as ``/dev/stdout`` or ``/dev/full``, a FIFO) is written directly. An error 
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import stat
 import tempfile
@@ -30,6 +32,27 @@ def write_atomic(path, write, *, make_parents: bool = False) -> Path:
     except OSError as error:  # named by the path asked for, not the temporary file's
         raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     return path
+
+
+def json_text(payload, *, indent: int = 2) -> str:
+    """``payload`` as standard JSON (RFC 8259), with a newline: a float that is not finite (a metric with no
+    query to average, NaN) is written as ``null``, which strict parsers read, where :func:`json.dumps` would
+    write the bare ``NaN`` or ``Infinity`` they refuse.
+
+    >>> json_text({"NDCG@10": float("nan"), "curve": [0.5, float("inf")]}, indent=None)
+    '{"NDCG@10": null, "curve": [0.5, null]}\\n'
+    """
+    return json.dumps(_finite_or_null(payload), indent=indent, allow_nan=False) + "\n"
+
+
+def _finite_or_null(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 def write_text(path, text: str, *, make_parents: bool = False) -> Path:

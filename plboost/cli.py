@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import difflib
 import errno
-import json
 import os
 import re
 import sys
@@ -35,7 +34,7 @@ from . import _values, metrics
 from ._constraints import SEED
 from ._version import __version__
 from ._constraints import C_INT_MAX, INT64_RANGE
-from ._writing import write_text
+from ._writing import json_text, write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
 from .metrics import PAPER_METRICS
@@ -621,7 +620,7 @@ def _train(args) -> int:
         payload = result.to_dict()
         payload["data"] = {"train": [str(path) for path in args.train],
                            **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test)) if path}}
-        write_text(args.out, json.dumps(payload, indent=2) + "\n")
+        write_text(args.out, json_text(payload))
     return 0
 
 
@@ -671,8 +670,8 @@ def _evaluate(args) -> int:
     print(textwrap.fill(f"conventions: {conventions}", 120, subsequent_indent="  "))
     print(format_table([{"model": args.model.name, **values}], ["model", *values]))
     if args.out:
-        write_text(args.out, json.dumps({"model": str(args.model), "data": str(args.data), "metrics": values,
-                                        "conventions": conventions}, indent=2) + "\n")
+        write_text(args.out, json_text({"model": str(args.model), "data": str(args.data), "metrics": values,
+                                         "conventions": conventions}))
     return 0
 
 

@@ -28,7 +28,7 @@ import math
 from pathlib import Path
 
 from ._engine_registry import ENGINES
-from ._writing import write_atomic
+from ._writing import json_text, write_atomic
 from .data.tabular import TABLE_OPTIONS, is_table
 
 #: the version of the record format; records of another format are recomputed
@@ -186,10 +186,26 @@ def read_record(path) -> dict:
         raise UnreadableRecord(f"{path}: the run record is not valid JSON ({error}); truncated?") from None
     if not isinstance(record, dict) or "metrics" not in record or "label" not in record:
         raise UnreadableRecord(f"{path}: not a plboost run record (no 'label' and 'metrics')")
+    _read_nulls_as_nan(record)
     problem = record_problem(record)
     if problem is not None:
         raise UnreadableRecord(f"{path}: a damaged run record ({problem})")
     return record
+
+
+def _read_nulls_as_nan(record: dict) -> None:
+    """The NaN a record's numbers were written as (``null``, by :func:`plboost._writing.json_text`: a metric with no
+    query counted), back as NaN, so that a reused run reads as the run that wrote it."""
+    def number(value):
+        return math.nan if value is None else value
+
+    if isinstance(record.get("metrics"), dict):
+        record["metrics"] = {name: number(value) for name, value in record["metrics"].items()}
+    if isinstance(record.get("valid_history"), list):
+        record["valid_history"] = [number(value) for value in record["valid_history"]]
+    if isinstance(record.get("per_query"), dict):
+        record["per_query"] = {name: [number(v) for v in values] if isinstance(values, list) else values
+                               for name, values in record["per_query"].items()}
 
 
 def record_problem(record: dict) -> str | None:
@@ -245,7 +261,7 @@ def write_json_atomic(path, payload) -> Path:
     """Write ``payload`` as JSON to ``path`` through a temporary file in the same directory, flushed to
     disk and renamed over ``path``: readers see the old file or the whole new one."""
     def write(handle):
-        handle.write((json.dumps(payload, indent=1) + "\n").encode())
+        handle.write(json_text(payload, indent=1).encode())
     return write_atomic(path, write, make_parents=True)
 
 

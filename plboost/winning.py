@@ -41,6 +41,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -327,7 +328,7 @@ def _read_json(path: Path) -> pd.DataFrame:
     dataset = Path(str(document["dataset"])).name or str(document["dataset"])
     if not isinstance(document["results"], list):
         raise ValueError(f"{path}: 'results' is {type(document['results']).__name__}, not a list of results")
-    rows = []
+    rows, empty = [], []
     for number, result in enumerate(document["results"], 1):
         try:
             method, split, values = result["label"], result["split"], result["metrics"]
@@ -336,8 +337,14 @@ def _read_json(path: Path) -> pd.DataFrame:
         if not isinstance(values, dict):
             raise ValueError(f"{path}: result #{number}'s 'metrics' is {type(values).__name__}, not a mapping of "
                              "metric names to values")
-        rows += [{"method": method, "dataset": dataset, "split": str(split), "metric": metric,
-                  "value": _number(value, path, f"result #{number} {metric}")} for metric, value in values.items()]
+        for metric, value in values.items():
+            where = f"result #{number} {metric}"
+            if _is_empty(value):
+                empty.append(where)
+            else:
+                rows.append({"method": method, "dataset": dataset, "split": str(split), "metric": metric,
+                             "value": _number(value, path, where)})
+    _say_left_out(path, empty)
     return pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"]).assign(
         source=str(path))
 
@@ -365,9 +372,12 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
     if not header:
         raise ValueError(f"{path}: empty CSV file")
     lowered = {name.strip().lower(): name for name in header}
-    rows = []
+    rows, empty = [], []
     if {"method", "dataset", "metric", "value"} <= set(lowered):
         for line, record in enumerate(records, 2):
+            if _is_empty(record[lowered["value"]]):
+                empty.append(f"line {line}")
+                continue
             rows.append({"method": record[lowered["method"]].strip(), "dataset": record[lowered["dataset"]].strip(),
                          "split": (record[lowered["split"]].strip() if "split" in lowered else "") or "*",
                          "metric": record[lowered["metric"]].strip(),
@@ -385,14 +395,34 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
             dataset = record[lowered["dataset"]].strip() if "dataset" in lowered else path.resolve().parent.name
             split = (record[lowered["split"]].strip() if "split" in lowered else "") or "*"
             for metric in metric_columns:
-                if record[metric] is None or record[metric].strip() == "":
-                    continue  # a missing cell
+                if _is_empty(record[metric]):
+                    empty.append(f"line {line} {metric.strip()}")
+                    continue
                 rows.append({"method": record[method_column].strip(), "dataset": dataset, "split": split,
                              "metric": metric.strip(), "value": _number(record[metric], path, f"line {line}")})
+    _say_left_out(path, empty)
     table = pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"])
     if "repeat" in lowered:  # results.csv of ``compare --repeats``: a row per repeat, averaged here
         table = table.groupby(["method", "dataset", "split", "metric"], sort=False, as_index=False)["value"].mean()
     return table.assign(source=str(path))
+
+
+def _is_empty(value) -> bool:
+    """A value that is not there: JSON ``null`` or an empty CSV cell, as plboost writes a metric with no query
+    counted (``--no-relevant exclude`` on a file without relevant documents), or the ``nan`` of older files."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return bool(np.isnan(value))
+    return isinstance(value, str) and value.strip().lower() in ("", "nan")
+
+
+def _say_left_out(path, empty: list) -> None:
+    if empty:
+        shown = ", ".join(empty[:3]) + (f" and {len(empty) - 3} more" if len(empty) > 3 else "")
+        warnings.warn(f"{path}: {len(empty)} metric value(s) left out, empty or NaN ({shown}); compare writes so a "
+                      "metric that no query counted in (--no-relevant exclude on a file without relevant documents)",
+                      UserWarning, stacklevel=3)
 
 
 def _number(value, path, where) -> float:

@@ -1,6 +1,7 @@
 """The plboost command: train, evaluate, demo, and its errors."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import lightgbm as lgb
@@ -99,6 +100,21 @@ def test_exact_leaf_values_are_saved_in_the_model(files, tmp_path, capsys):
     again = json.loads(evaluated.read_text())["metrics"]
     for name, value in result["metrics"].items():
         assert again[name] == pytest.approx(value, abs=1e-6), name
+
+
+@pytest.mark.engine
+def test_train_and_evaluate_write_standard_json_for_a_metric_without_a_value(files, tmp_path, capsys):
+    """No relevant document in the test file and --no-relevant exclude: every metric is NaN, written as null."""
+    test = load_svmlight(files["test"])
+    unlabelled = replace(test, labels=np.zeros_like(test.labels)).save_svmlight(tmp_path / "unlabelled.txt")
+    out, model, evaluated = tmp_path / "train.json", tmp_path / "model.txt", tmp_path / "evaluate.json"
+    assert main(["train", "--train", str(files["train"]), "--test", str(unlabelled), "--no-relevant", "exclude",
+                 "--rounds", "3", "--save-model", str(model), "--out", str(out), "--quiet"]) == 0
+    assert main(["evaluate", "--model", str(model), "--data", str(unlabelled), "--no-relevant", "exclude",
+                 "--out", str(evaluated), "--quiet"]) == 0
+    for path in (out, evaluated):
+        document = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{path}: bare {name}"))
+        assert document["metrics"] and all(value is None for value in document["metrics"].values())
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -207,6 +223,9 @@ def test_compare_trains_yetirank_and_lambdaloss_on_mq2008(shared_data, tmp_path,
     (["compare", "{data}", "--run", "plrank,top_k=3@xgboost", "--quiet"],
      "the engine goes after the objective's name: plrank@xgboost,top_k=3"),
     (["compare", "{data}/Fold1/train.txt", "--run", "plrank", "--quiet"], "does not exist"),
+    (["compare", "{data}", "--run", "urank", "--folds", "Fold2, Fold1,Fold2", "--quiet"],
+     "splits (--folds) names Fold2 more than once"),
+    (["compare", "{data}", "--run", "urank", "--folds", " , ", "--quiet"], "splits (--folds) names no split"),
 ])
 def test_compare_errors(synthetic_folds, capsys, argv, message):
     assert main([a.format(data=synthetic_folds) for a in argv]) == 2

@@ -85,6 +85,19 @@ def cli_on_dataset(*argv):
     return run
 
 
+def cli_on_folds(*argv):
+    """:func:`cli_call` after laying out two folds (Fold1, Fold2: train, vali and test.txt each) in ``dataset``."""
+    call = cli_call(*argv)
+
+    def run(d: Path):
+        for fold in ("Fold1", "Fold2"):
+            (d / "dataset" / fold).mkdir(parents=True)
+            for name in ("train.txt", "vali.txt", "test.txt"):
+                write(d / "dataset" / fold, name, GOOD)
+        return call(d)
+    return run
+
+
 def numba_threads(value: str):
     """:func:`cli_call` of a training with ``NUMBA_NUM_THREADS=value``."""
     call = cli_call("train", "--train", "{dir}/train.txt", "--quiet")
@@ -567,6 +580,25 @@ CASES = [
     Case("command line", "`plboost compare --out` that is a file",
          cli_on_dataset("compare", "{dir}/dataset", "--run", "plrank", "--out", "{dir}/train.txt", "--quiet"),
          r"--out .*train\.txt is a file; give a directory"),
+    Case("command line", "`compare --folds Fold2,Fold1,Fold2` (a split named twice)",
+         cli_on_folds("compare", "{dir}/dataset", "--run", "plrank", "--folds", "Fold2,Fold1,Fold2", "--quiet"),
+         r"splits \(--folds\) names Fold2 more than once: each split is trained once per repeat \(use --repeats for "
+         r"more runs\); name each split once"),
+    Case("command line", "`--engine-param bagging_fraction=0.5` (or `subsample=`) without `bagging_freq`",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine-param", "subsample=0.4", "--quiet"),
+         r"engine parameter subsample=0.4 \(LightGBM's bagging_fraction\) changes nothing: LightGBM bags only with "
+         r"bagging_freq > 0"),
+    Case("command line", "`--engine-param bagging_freq=5` without `bagging_fraction` below 1",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine-param", "bagging_freq=3", "--quiet"),
+         r"engine parameter bagging_freq=3 changes nothing: LightGBM bags only with bagging_fraction < 1"),
+    Case("command line", "two spellings of one engine parameter (`min_child_samples=` and `min_data_in_leaf=`)",
+         cli_call("train", "--train", "{dir}/train.txt", "--engine-param", "reg_alpha=2", "--engine-param",
+                  "lambda_l1=1", "--quiet"),
+         r"engine parameters reg_alpha=2 and lambda_l1=1 are both LightGBM's lambda_l1; give it once"),
+    Case("command line", "`--param top_k=5 --param top_k=6` (an objective parameter given twice)",
+         cli_call("train", "--train", "{dir}/train.txt", "--param", "n_permutations=2", "--param",
+                  "n_permutations=4", "--quiet"),
+         r"--param n_permutations is given twice \(n_permutations=2, then n_permutations=4\); give it once"),
     Case("command line", "`--dask-scheduler` and `--dask-local` together",
          cli_call("train", "--train", "{dir}/train.txt", "--dask-local", "2", "--dask-scheduler", "tcp://x:1",
                   "--test", "{dir}/train.txt", "--quiet"), r"not both"),

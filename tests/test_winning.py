@@ -114,7 +114,8 @@ def test_wide_csv_with_splits_averages_the_folds_first(tmp_path):
     path.write_text("configuration,dataset,split,NDCG@10,NDCG@10 std,train_seconds\n"
                     "A,d1,Fold1,0.7,0,1\nA,d1,Fold2,0.4,0,1\nB,d1,Fold1,0.5,0,1\nB,d1,Fold2,0.5,0,1\n"
                     "A,d2,Fold1,0.1,0,1\nB,d2,Fold1,,0,1\n")
-    cells = cell_means(load_results([path]))
+    with pytest.warns(UserWarning, match=r"results.csv: 1 metric value\(s\) left out, empty or NaN \(line 7 NDCG@10\)"):
+        cells = cell_means(load_results([path]))
     assert set(cells.metric) == {"NDCG@10"}  # "NDCG@10 std" and the timing are not metrics
     assert cells.set_index("method").loc["A"].query("dataset == 'd1'").value.item() == pytest.approx(0.55)
     table = winning_numbers(cells).set_index("method")
@@ -272,3 +273,24 @@ def test_methods_that_all_tie_are_not_all_called_pareto_optimal(values, tied):
     assert ("Every method ties at NWN 0.0000 and IWN 2: none dominates another" in text) is tied
     assert ("| yes " in text) is not tied and ("| tie " in text) is tied
     assert table["pareto"].sum() == (3 if tied else 1) * 2  # the table keeps the definition (MAP and cross-metric)
+
+
+@pytest.mark.parametrize("empty, shown", [("null", "result #2 MAP"), ('NaN', "result #2 MAP")])
+def test_results_json_with_a_metric_without_a_value_is_read_with_that_value_left_out(tmp_path, empty, shown):
+    """``null`` (what compare writes) and the bare ``NaN`` of older files are a value that is not there."""
+    path = tmp_path / "results.json"
+    path.write_text('{"dataset": "d", "results": [{"label": "A", "split": "F1", "metrics": {"MAP": 0.25}},'
+                    f' {{"label": "B", "split": "F1", "metrics": {{"MAP": {empty}, "ERR": 0.5}}}}]}}')
+    with pytest.warns(UserWarning, match=rf"1 metric value\(s\) left out, empty or NaN \({shown}\)"):
+        table = load_results([path])
+    assert sorted(zip(table.method, table.metric, table.value, strict=True)) == [("A", "MAP", 0.25), ("B", "ERR", 0.5)]
+
+
+def test_long_csv_lists_a_few_empty_values_by_line_and_counts_the_rest(tmp_path):
+    path = tmp_path / "long.csv"
+    rows = "".join(f"m{i},d,MAP,{'' if i % 2 else 0.5}\n" for i in range(10))
+    path.write_text("method,dataset,metric,value\n" + rows)
+    with pytest.warns(UserWarning, match=r"5 metric value\(s\) left out, empty or NaN \(line 3, line 5, line 7 and "
+                                         r"2 more\)"):
+        table = load_results([path])
+    assert len(table) == 5 and set(table.value) == {0.5}

@@ -227,7 +227,14 @@ def _checked_comparison(specs, layout, splits, repeats):
     for spec in specs:  # unknown names and bad parameters fail now, not after hours of training
         engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     chosen = list(layout.splits)
-    if splits:
+    if splits is not None:
+        splits = list(splits)
+        if not splits:
+            raise ValueError("splits (--folds) names no split: name at least one, or leave it out for all")
+        twice = sorted({name for name in splits if splits.count(name) > 1})
+        if twice:
+            raise ValueError(f"splits (--folds) names {', '.join(map(str, twice))} more than once: each split is "
+                             "trained once per repeat (use --repeats for more runs); name each split once")
         known = {s.name: s for s in layout.splits}
         missing = [name for name in splits if name not in known]
         if missing:

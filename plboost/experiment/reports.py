@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
 import textwrap
 from dataclasses import asdict
 from pathlib import Path
@@ -16,7 +16,7 @@ import pandas as pd
 from .._extras import import_extra
 
 from ..metrics import table_metrics
-from .._writing import write_atomic, write_text
+from .._writing import json_text, write_atomic, write_text
 from ..engines.parameters import canonical_engine_params
 from ..records import environment_versions
 from ..significance import marker
@@ -123,7 +123,7 @@ def save(comparison, directory, significance=None) -> dict:
                "configurations": [{"label": s.label, **asdict(s)} for s in comparison.specs],
                "results": comparison.split_means(), "runs": [r.brief() for r in comparison.results], "summary": summary}
     texts = {"results.csv": _csv_text(rows), "summary.csv": _csv_text(summary_rows),
-             "results.json": json.dumps(payload, indent=2) + "\n",
+             "results.json": json_text(payload),
              "per_query.csv": comparison.per_query().to_csv(index=False)}
     if significance is not None:
         texts["significance.csv"] = significance.to_csv(index=False)
@@ -253,6 +253,7 @@ def format_table(rows: list[dict], columns: list[str], *, digits: int = 4) -> st
 
 
 def _csv_text(rows) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer).writerows(rows)
+    buffer = io.StringIO()  # a number that is not finite (no query counted) as an empty cell, as pandas writes NaN
+    csv.writer(buffer).writerows([["" if isinstance(cell, float) and not math.isfinite(cell) else cell
+                                   for cell in row] for row in rows])
     return buffer.getvalue()

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from .. import engines, metrics
-from .._writing import write_text
+from .._writing import json_text, write_text
 from ..engines.settings import TrainingSettings
 from ..data import load_svmlight, make_synthetic
 from ..data.splits import predict_scores
@@ -50,7 +49,7 @@ class RunResult:
         }
 
     def save_json(self, path) -> None:
-        write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
+        write_text(path, json_text(self.to_dict()))
 
 
 def evaluation_spec(spec: RunSpec, *datasets) -> RunSpec:

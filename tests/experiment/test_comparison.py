@@ -95,6 +95,21 @@ def test_compare_writes_csv_json_and_plot_and_resumes(mq2008_comparison, shared_
     assert record_path_of(out, specs[0], "Fold1").is_file() and record_path_of(out, changed[0], "Fold1").is_file()
 
 
+@pytest.mark.parametrize("splits, named", [(["Fold3", "Fold4", "Fold3"], "Fold3"),
+                                           (["Fold5", "Fold2", "Fold2", "Fold5"], "Fold2, Fold5"),
+                                           (("Fold1", "Fold1"), "Fold1")])
+def test_compare_refuses_a_split_named_twice_before_training(shared_data, tmp_path, splits, named):
+    layout = find_layout(shared_data / "MQ2008")
+    with pytest.raises(ValueError, match=rf"splits \(--folds\) names {named} more than once"):
+        compare([RunSpec(), RunSpec(objective="lambdarank")], layout, splits=splits, out_dir=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before any run was trained or recorded
+
+
+def test_compare_refuses_an_empty_list_of_splits(shared_data):
+    with pytest.raises(ValueError, match=r"names no split"):
+        compare([RunSpec()], find_layout(shared_data / "MQ2008"), splits=[])
+
+
 def test_compare_refuses_bad_input(shared_data):
     layout = find_layout(shared_data / "MQ2008")
     with pytest.raises(ValueError, match="unknown splits"):

@@ -143,3 +143,47 @@ def test_lambdarank_stays_the_baseline_when_every_configuration_gets_engine_para
     both = [RunSpec(objective="lambdarank", engine_params={"min_data_in_leaf": 5}), RunSpec(objective="lambdarank")]
     assert choose_baseline(both) == RunSpec(objective="lambdarank").label
     assert choose_baseline([RunSpec(objective="lambdarank", objective_params={"lambdarank_norm": False})]) is None
+
+
+# --------------------------------------------------------------------------------------------------
+# metrics without a value: standard JSON, read back as they were written
+
+def _strict_json(path):
+    import json
+
+    def refuse(constant):
+        raise AssertionError(f"{path}: bare {constant} in JSON")
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+@pytest.mark.engine
+def test_a_metric_without_a_value_is_null_in_json_and_left_out_by_name_in_summarize(tmp_path, capsys):
+    from plboost.cli import main
+    from plboost.data import load_svmlight, write_synthetic_splits
+
+    for fold, seed in (("Fold1", 5), ("Fold2", 6)):  # Fold2's test file: no relevant document at all
+        write_synthetic_splits(tmp_path / "data" / fold, n_queries=(25, 8, 6), seed=seed)
+    test = load_svmlight(tmp_path / "data" / "Fold2" / "test.txt")
+    replace(test, labels=np.zeros_like(test.labels)).save_svmlight(tmp_path / "data" / "Fold2" / "test.txt")
+    out = tmp_path / "R"
+    arguments = ["--run", "listnet", "--run", "lambdarank", "--no-relevant", "exclude", "--out", out]
+    assert compare_cli(tmp_path / "data", *arguments) == 0
+    document = _strict_json(out / "results.json")
+    fold2 = [r for r in document["results"] if r["split"] == "Fold2"]
+    assert fold2 and all(value is None for r in fold2 for value in r["metrics"].values())
+    for record in (out / "runs").rglob("*.json"):
+        _strict_json(record)
+    first = (out / "results.csv").read_text()
+    capsys.readouterr()
+
+    assert compare_cli(tmp_path / "data", *arguments) == 0  # the records read back: reused, the same table
+    again = capsys.readouterr()
+    assert "4 reused from records" in again.out + again.err
+    assert (out / "results.csv").read_text() == first
+    assert ",," in first and "nan" not in first.lower()
+
+    for given in (out / "results.json", out / "results.csv"):
+        assert main(["summarize", str(given)]) == 0
+        printed = capsys.readouterr()
+        assert "left out, empty or NaN" in printed.err and str(given) in printed.err
+        assert "Winning numbers: 2 methods" in printed.out
