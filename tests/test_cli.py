@@ -113,7 +113,7 @@ def test_train_and_evaluate_write_standard_json_for_a_metric_without_a_value(fil
     assert main(["evaluate", "--model", str(model), "--data", str(unlabelled), "--no-relevant", "exclude",
                  "--out", str(evaluated), "--quiet"]) == 0
     for path in (out, evaluated):
-        document = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{path}: bare {name}"))
+        document = json.loads(path.read_text(), parse_constant=lambda name, where=path: pytest.fail(f"{where}: {name}"))
         assert document["metrics"] and all(value is None for value in document["metrics"].values())
 
 
