@@ -87,6 +87,9 @@ class Engine:
     #: parameters whose other values train no trees, which plboost's models are (predictions, leaves, model files),
     #: by name -> the values plboost takes
     tree_values: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
+    #: the settings plboost gives the engine so that a run does not depend on timing (a user's own value of one
+    #: replaces it); part of a run record's provenance, so a record trained without them is not reused
+    reproducible_settings: ClassVar[Mapping[str, object]] = MappingProxyType({})
     #: the run settings a configuration records, by the engine's parameter name -> what it is
     #: ("learning_rate", "leaves", "seed")
     run_settings: ClassVar[Mapping[str, str]]
@@ -288,6 +291,11 @@ class LightGBM(Engine):
     set_by_plboost = MappingProxyType({"objective": "objective", "metric": "metric", "eval_at": "eval_at",
                                        "num_iterations": "rounds", "early_stopping_round": "early_stopping"})
     run_settings = MappingProxyType({"learning_rate": "learning_rate", "num_leaves": "leaves", "seed": "seed"})
+    # with force_col_wise and force_row_wise both false LightGBM builds histograms both ways, times them and keeps the
+    # faster (Dataset::TestMultiThreadingMethod), and the two sum gradients in different orders; without
+    # deterministic it sums each leaf's gradients and hessians in OpenMP reductions, added in the order the threads
+    # finish
+    reproducible_settings = MappingProxyType({"force_col_wise": True, "deterministic": True})
     objective_parameters = ("lambdarank_truncation_level", "lambdarank_norm", "label_gain",
                             "lambdarank_position_bias_regularization", "objective_seed")
     objective_only_parameters = ("lambdarank_truncation_level", "lambdarank_norm",

@@ -10,6 +10,8 @@ everything that determines that result:
   a different file);
 * ``spec``: the whole configuration: objective and its parameters, engine and raw engine parameters,
   rounds, learning rate, leaves, early stopping, seed and repeat, evaluation conventions, leaf values;
+* ``engine settings``: what plboost sets in the engine besides the spec so that a run does not depend on
+  timing (LightGBM's ``force_col_wise`` and ``deterministic``);
 * ``versions``: plboost, LightGBM and XGBoost;
 * ``tuning`` (tuned comparisons): the number of trials, seed, early stopping and search space.
 
@@ -141,7 +143,8 @@ def stale_reasons(recorded: dict | None, wanted: dict) -> list[str]:
         old, new = recorded.get(key), wanted.get(key)
         if key in ("data", "spec", "versions") or _same(old, new):
             continue
-        if isinstance(old, dict) and isinstance(new, dict):
+        if isinstance(old, dict) or isinstance(new, dict):
+            old, new = old or {}, new or {}
             changed = [f"{name} {_show(old.get(name))} -> {_show(new.get(name))}"
                        for name in dict.fromkeys([*new, *old]) if not _same(old.get(name), new.get(name))]
             reasons.append(f"{key}: {', '.join(changed)}")

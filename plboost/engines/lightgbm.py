@@ -214,15 +214,12 @@ def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | No
     return "label_gain is not 2^y - 1" if ENGINE.metric_gain_parameters(engine_params) else None
 
 
-#: the settings with which LightGBM computes a run the same way every time, where its defaults let timing choose:
-#: with ``force_col_wise`` and ``force_row_wise`` both false it builds histograms both ways, times them and keeps
-#: the faster (``Dataset::TestMultiThreadingMethod``), and the two sum gradients in different orders; without
-#: ``deterministic`` it sums each leaf's gradients and hessians in OpenMP reductions, whose partial sums are added
-#: in the order the threads finish. Column-wise histograms are also what out-of-core data train with (LightGBM's
+#: the settings with which LightGBM computes a run the same way every time, where its defaults let timing choose
+#: (the engine registry says why). Column-wise histograms are also what out-of-core data train with (LightGBM's
 #: row-wise copy of the binned data was a one-off spike that made the out-of-core peak grow at 0.54-0.66 of the
 #: dense matrix's rate above 1M documents: docs/scaling.md), so in-memory and out-of-core data give one model.
 #: A user's ``force_row_wise``, ``force_col_wise`` or ``deterministic`` replaces plboost's choice of it.
-REPRODUCIBLE = {"force_col_wise": True, "deterministic": True}
+REPRODUCIBLE = dict(ENGINE.reproducible_settings)
 
 
 def reproducible_params(params: dict, engine_params: dict | None) -> dict:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import metrics
+from .._engine_registry import ENGINES
 from .._values import plain_value as _plain
 from ..data.splits import largest_label
 from ..engines.parameters import canonical_engine_params
@@ -104,6 +105,9 @@ def run_provenance(spec: RunSpec, data: dict) -> dict:
     """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
     shown = {name: value for name, value in asdict(spec).items() if name != "name"}  # display only
     provenance = {"data": data, "spec": normalized(shown), "versions": package_versions(spec.engine)}
+    chosen = ENGINES[spec.engine].reproducible_settings
+    if chosen:  # what plboost sets besides the spec: a record trained without it would not be rerun the same
+        provenance["engine settings"] = normalized(dict(chosen))
     registered = [metric.column(None) for metric in metrics.registered_metrics()]
     if registered:  # metrics of the user's own (plboost.metrics.register_metric): a record without them is stale
         provenance["registered metrics"] = registered

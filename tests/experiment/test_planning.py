@@ -40,6 +40,29 @@ def test_another_dataset_in_the_same_out_directory_reuses_nothing(two_datasets, 
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("recorded", [None, {"force_col_wise": False}, {"deterministic": True}])
+def test_a_record_trained_without_the_engine_settings_plboost_chooses_is_redone(two_datasets, tmp_path, capsys,
+                                                                             recorded):
+    """plboost gives LightGBM the settings that make a run independent of timing; a record written without them
+    (an older plboost), or with other values, would not be what a rerun gives, so it is redone and the reason named."""
+    out = tmp_path / "R"
+    assert compare_cli(two_datasets[0], "--run", "lambdarank", "--out", out) == 0
+    path = record_path_of(out, cli_spec("lambdarank"), "Fold1")
+    record = json.loads(path.read_text())
+    assert record["provenance"]["engine settings"] == {"force_col_wise": True, "deterministic": True}
+    if recorded is None:
+        del record["provenance"]["engine settings"]
+    else:
+        record["provenance"]["engine settings"] = recorded
+    path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert compare_cli(two_datasets[0], "--run", "lambdarank", "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "1 reused from records, 1 redone, 0 new (redone because: engine settings: " in err
+    assert "force_col_wise" in err if recorded != {"deterministic": True} else "force_col_wise unset -> True" in err
+
+
+@pytest.mark.engine
 def test_a_file_edited_in_place_is_not_reused(two_datasets, tmp_path, capsys):
     import os
     import shutil
