@@ -90,6 +90,8 @@ def load_results(paths) -> pd.DataFrame:
     if not frames:
         raise ValueError("no result files given")
     table = pd.concat(frames, ignore_index=True)
+    if table.empty:  # each file's values were left out (empty or NaN), as its warning said
+        raise ValueError(f"{', '.join(map(str, paths))}: no metric value to summarize (every one is empty or NaN)")
     _check_unique(table)
     return table
 

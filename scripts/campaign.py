@@ -238,6 +238,17 @@ PARAMETERS = [  # (argv after the training file, piece of the refusal or "ok")
     (["--engine-param", "max_bin=-5"], "max_bin"),
     (["--engine-param", "num_leaves=abc"], "num_leaves"),
     (["--engine-param", "min_data_in_leaf=5"], "ok"),
+    (["--engine-param", "subsample=0.65"], "LightGBM bags only with bagging_freq > 0"),
+    (["--engine-param", "bagging_freq=5"], "LightGBM bags only with bagging_fraction < 1"),
+    (["--engine-param", "bagging_fraction=0.6", "--engine-param", "bagging_freq=2"], "ok"),
+    (["--engine-param", "top_rate=0.3"], "data_sample_strategy=goss only"),
+    (["--engine-param", "lambda_l1=1", "--engine-param", "reg_alpha=2"], "are both LightGBM's lambda_l1"),
+    (["--engine-param", "feature_fraction=0.7", "--engine-param", "colsample_bytree=0.8"],
+     "are both LightGBM's feature_fraction"),
+    (["--engine", "xgboost", "--engine-param", "eta=0.2", "--engine-param", "learning_rate=0.3"],
+     "are both XGBoost's learning_rate"),
+    (["--param", "n_permutations=2", "--param", "n_permutations=4"], "n_permutations is given twice"),
+    (["--engine-param", "force_row_wise=true"], "ok"),
     (["--engine-param", "no_such_parameter=1"], "unknown LightGBM engine parameter"),
     (["--engine-param", "boosting=rf"], "LightGBM refuses to train"),
     (["--engine-param", "label_gain=0,0,0"], "ok"),
@@ -403,6 +414,25 @@ def _damaged_model(name: str, edit):
     return setup
 
 
+def _folds(*names: str):
+    """A layout of folds ``names``, each a copy of the base split."""
+    def setup(d: Path):
+        for name in names:
+            shutil.copytree(d / "base", d / "folds" / name)
+    return setup
+
+
+def _compared_on_zero_labels(d: Path) -> None:
+    """A compare (strict JSON written) on a split whose test labels are all 0, so that no test query counts."""
+    layout = d / "zero" / "Fold1"
+    shutil.copytree(d / "base", layout)
+    test = layout / "test.txt"
+    test.write_text("".join("0" + line[line.index(" "):] for line in test.read_text().splitlines(keepends=True)))
+    subprocess.run([sys.executable, "-m", "plboost", "compare", str(d / "zero"), "--run", "listnet", "--rounds", "2",
+                    "--no-relevant", "exclude", "--out", str(d / "zero-out"), "--quiet"], check=True,
+                   capture_output=True)
+
+
 def compare_cases() -> list[Case]:
     base = ["compare", "{d}/base", "--rounds", "2", "--quiet"]
     return [
@@ -425,6 +455,12 @@ def compare_cases() -> list[Case]:
         Case("compare", "TOML learning_rate as text", [*base, "--config", "{d}/text.toml"], "learning_rate must be",
              writer("text.toml", '[defaults]\nlearning_rate = "0.1"\n[[run]]\nobjective = "plrank"\n')),
         Case("compare", "a plain run", [*base, "--run", "plrank", "--run", "lambdarank"], "ok"),
+        Case("compare", "a split named twice in --folds", ["compare", "{d}/folds", "--run", "pl_rank3", "--folds",
+                                                           "Fold2,Fold3,Fold2", "--rounds", "2", "--quiet"],
+             "names Fold2 more than once", _folds("Fold1", "Fold2", "Fold3")),
+        Case("compare", "summarize a compare whose test labels are all 0 (--no-relevant exclude: no value)",
+             ["summarize", "{d}/zero-out/results.json"], "no metric value to summarize (every one is empty or NaN)",
+             _compared_on_zero_labels, max_lines=2),
         Case("compare", "concurrent writers to one --out", ["compare", "{d}/base", "--run", "plrank", "--rounds", "2",
                                                             "--out", "{d}/shared-out", "--quiet"], "ok"),
         Case("compare", "concurrent writers to one --out (second)", ["compare", "{d}/base", "--run", "plrank",

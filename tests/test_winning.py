@@ -294,3 +294,21 @@ def test_long_csv_lists_a_few_empty_values_by_line_and_counts_the_rest(tmp_path)
                                          r"2 more\)"):
         table = load_results([path])
     assert len(table) == 5 and set(table.value) == {0.5}
+
+
+@pytest.mark.parametrize("name, text", [
+    ("results.json", '{"dataset": "d", "results": [{"label": "A", "split": "F2", "metrics": {"ERR@3": null}},'
+                     ' {"label": "B", "split": "F2", "metrics": {"ERR@3": NaN, "MAP": null}}]}'),
+    ("wide.csv", "method,dataset,NDCG@5\nA,e,\nB,e,nan\n"),
+])
+def test_results_whose_every_value_is_left_out_are_refused_by_file_not_a_crash(tmp_path, capsys, name, text):
+    """A compare whose test queries none counted (--no-relevant exclude, all labels 0) writes no value at all:
+    summarize said so and then failed inside pandas (KeyError 'IWN'); it now refuses naming the file."""
+    path = tmp_path / name
+    path.write_text(text)
+    refusal = rf"{name}: no metric value to summarize \(every one is empty or NaN\)"
+    with pytest.warns(UserWarning, match="left out, empty or NaN"), pytest.raises(ValueError, match=refusal):
+        load_results([path])
+    assert main(["summarize", str(path)]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == f"plboost summarize: error: {path}: no metric value to summarize (every one is empty or NaN)"
