@@ -213,9 +213,10 @@ def test_explicit_position_weights_fix_top_k():
     names = [d.name for d in search_space(parse_run(f"pa_listmle,position_weights={ten}", RunSpec())).dimensions]
     assert "top_k" not in names and "position_weights" not in names and "n_permutations" in names
     space = search_space(parse_run("pa_listmle,position_weights=dcg", RunSpec()))
-    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "stop_at_lowest_grade"]
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "stop_at_lowest_grade", "curvature"]
     space = search_space(parse_run("pa_listmle", RunSpec()))
-    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "position_weights", "stop_at_lowest_grade"]
+    assert [d.name for d in space.objective] == ["top_k", "n_permutations", "position_weights", "stop_at_lowest_grade",
+                                                 "curvature"]
     tuned = apply_params(parse_run("pa_listmle", RunSpec()), space, {"top_k": None, "position_weights": "dcg"})
     assert tuned.objective_params == {"top_k": None, "position_weights": "dcg"}
 

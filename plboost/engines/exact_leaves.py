@@ -192,6 +192,9 @@ class ExactLeafValues:
                  eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
         if not getattr(objective, "exact_leaves", False):  # the capability: a leaf_curvature method
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
+        if getattr(objective, "curvature", "exact") != "exact":
+            raise ValueError(f"exact leaf values replace the leaves' curvature with the loss's own, so they train "
+                             f"PLRank(curvature='exact'), not curvature={objective.curvature!r}")
         curvature = check(curvature, Options("exact", "diagonal"), "curvature", "ExactLeafValues")
         params = dict(params or {})
         _refuse_unsupported(params)

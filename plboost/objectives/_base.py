@@ -41,6 +41,9 @@ from .._random import splitmix64
 
 #: Hessians below this are raised to it before they reach an engine (see ``RankingObjective``).
 DEFAULT_HESSIAN_FLOOR = 1e-6
+#: the hessians a softmax (Plackett-Luce) objective's ``curvature`` can name: the loss's diagonal hessian, or
+#: the bound 1/4 per softmax term that holds the document (PLRank's module docstring)
+CURVATURES = ("exact", "bound")
 
 
 @dataclass(frozen=True)

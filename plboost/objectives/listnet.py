@@ -20,6 +20,14 @@ gradients are 0. A query whose labels are all equal has a uniform ``t``, which c
 pull its scores together; such queries are left out (loss and gradients 0, as every plboost objective and
 LightGBM's lambdarank leave them) unless ``skip_uniform_queries=False``, the paper's literal loss.
 
+With ``curvature="bound"`` the hessians are ``1/4`` instead (for a query of two or more documents): the
+largest curvature the query's log-sum-exp can have along any leaf, ``P (1 - P) <= 1/4`` for the share ``P``
+of the leaf's documents, so a leaf's step never overshoots the minimum along it (a majorize-minimize step;
+Böhning, "Multinomial logistic regression algorithm", Ann. Inst. Statist. Math. 44, 1992, bounds the whole
+hessian by ``(I - 11^T/n)/2``). At equal scores the exact ``p_j (1 - p_j) ~ 1/n`` makes the Newton step
+``(t_j - 1/n) n`` grow with the list's length; the bound's, ``4 (t_j - 1/n)``, does not (see PLRank's
+``curvature``).
+
 Exponents are taken relative to each query's largest score and largest label, so none overflows.
 """
 
@@ -29,14 +37,14 @@ import numpy as np
 
 from .._constraints import Boolean, Options
 from .._jit import helper, kernel, over_queries
-from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
 #: the top-one distributions of the labels ``target`` can name
 TARGETS = ("softmax", "gain")
 
 
 @kernel
-def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_uniform, grad, hess, losses):
+def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_uniform, bounded, grad, hess, losses):
     """ListNet loss of queries ``first <= q < end`` (written to ``losses``), gradients and raw hessians."""
     for q in range(first, end):
         lo = offsets[q]
@@ -66,7 +74,7 @@ def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_unifo
             t = _target_weight(labels[i], top_label, gain_target) / target_sum
             loss += t * (log_normaliser - scores[i])
             grad[i] = p - t
-            hess[i] = p * (1.0 - p)
+            hess[i] = (0.25 if hi - lo > 1 else 0.0) if bounded else p * (1.0 - p)
         losses[q] = loss
 
 
@@ -90,6 +98,8 @@ class ListNet(RankingObjective):
     skip_uniform_queries : bool, default True
         Leave out queries whose labels are all equal (their target is uniform: no ranking to learn); False
         keeps them, as the paper's loss does.
+    curvature : {"exact", "bound"}, default "exact"
+        The hessians: the loss's diagonal hessian ``p (1 - p)``, or its bound ``1/4`` (module docstring).
     hessian_floor : float, default 1e-6
         Lower bound of every hessian handed to the engines.
 
@@ -105,19 +115,21 @@ class ListNet(RankingObjective):
 
     name = "listnet"
     demo_runs = ("listnet",)
-    search_space = {"target": {"choices": TARGETS, "default": "softmax"}}
-    parameter_constraints = {"target": Options(*TARGETS), "skip_uniform_queries": Boolean()}
+    search_space = {"target": {"choices": TARGETS, "default": "softmax"},
+                    "curvature": {"choices": CURVATURES, "default": "exact"}}
+    parameter_constraints = {"target": Options(*TARGETS), "skip_uniform_queries": Boolean(),
+                             "curvature": Options(*CURVATURES)}
 
     #: a valid value other than the default, for the tests that set every argument
-    _non_default_examples = {"target": "gain"}
+    _non_default_examples = {"target": "gain", "curvature": "bound"}
 
-    def __init__(self, *, target: str = "softmax", skip_uniform_queries: bool = True,
+    def __init__(self, *, target: str = "softmax", skip_uniform_queries: bool = True, curvature: str = "exact",
                  hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
-        self._store(target=target, skip_uniform_queries=skip_uniform_queries)
+        self._store(target=target, skip_uniform_queries=skip_uniform_queries, curvature=curvature)
 
     def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
         losses = np.empty(data.offsets.size - 1)
         over_queries(_listnet_kernel, data.offsets, scores, data.labels, data.offsets, self.target == "gain",
-                     self.skip_uniform_queries, grad, hess, losses)
+                     self.skip_uniform_queries, self.curvature == "bound", grad, hess, losses)
         return losses

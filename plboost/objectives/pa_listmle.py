@@ -61,7 +61,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._constraints import Options, Reals
-from ._base import DEFAULT_HESSIAN_FLOOR
+from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR
 from .plrank import PLRank
 
 #: the named weightings of ``position_weights``
@@ -110,6 +110,9 @@ class PositionAwareListMLE(PLRank):
         End each permutation's loss before the query's lowest grade (see :class:`PLRank`).
     compress_contexts : bool, default True
         Store contexts shared by several permutations once (same results, less work).
+    curvature : {"exact", "bound"}, default "exact"
+        The hessians: the loss's diagonal hessian, or each context's weight times a quarter, summed over the
+        contexts that hold the document (:class:`PLRank`'s bound, with the positions' weights).
     hessian_floor : float, default 1e-6
         Lower bound of every hessian handed to the engines.
 
@@ -135,16 +138,17 @@ class PositionAwareListMLE(PLRank):
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
                     "position_weights": {"choices": POSITION_WEIGHTS, "default": "exponential"},
-                    "stop_at_lowest_grade": {"choices": (False, True), "default": False}}
-    _non_default_examples = {"position_weights": "dcg"}
+                    "stop_at_lowest_grade": {"choices": (False, True), "default": False},
+                    "curvature": {"choices": CURVATURES, "default": "exact"}}
+    _non_default_examples = {"position_weights": "dcg", "curvature": "bound"}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  position_weights: str | Sequence[float] = "exponential", skip_uniform_queries: bool = True,
-                 stop_at_lowest_grade: bool = False, compress_contexts: bool = True,
+                 stop_at_lowest_grade: bool = False, compress_contexts: bool = True, curvature: str = "exact",
                  hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(top_k=top_k, n_permutations=n_permutations, seed=seed,
                          skip_uniform_queries=skip_uniform_queries, stop_at_lowest_grade=stop_at_lowest_grade,
-                         compress_contexts=compress_contexts, hessian_floor=hessian_floor)
+                         compress_contexts=compress_contexts, curvature=curvature, hessian_floor=hessian_floor)
         self._store(position_weights=_renamed_weights(position_weights))
         weights = self.position_weights
         if isinstance(weights, tuple):

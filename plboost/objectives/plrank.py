@@ -35,6 +35,26 @@ How the kernel computes them in O(n + M K) per query:
   once; :attr:`PLRankState.compression_ratio` reports (distinct contexts) / (M * min(K, n)) summed over
   the queries trained on. The result equals the uncompressed computation up to rounding.
 
+Curvature (``curvature``). ``"exact"`` hands the engines ``h_d`` above. At equal scores a context of
+``|C|`` documents gives each ``p(d|C) = 1/|C|``, so the document chosen at position j has
+``g_d ~ -1`` and ``h_d ~ j/n``: its Newton step ``-g_d/h_d ~ n/j`` grows with the list's length, where
+LambdaMART's pairwise logistic steps are about 2 whatever the length, and one tree moves the top
+documents by several units at learning rate 0.1 (``docs/quality.md``). ``"bound"`` hands them instead the
+largest curvature each context's term can have along any leaf: for the documents ``D`` of a leaf,
+``d^2/dt^2 log sum_{c in C} e^{s_c + t [c in D]} = P (1 - P) <= 1/4`` with ``P`` the share of ``D`` in
+``C``, so
+
+.. math::
+
+    h_d^{\\mathrm{bound}} = \\tfrac14 \\sum_{C_j \\ni d,\\ j \\le K,\\ |C_j| \\ge 2} 1
+
+(the mean over permutations; a context of one document has no curvature). Summed over a leaf's
+documents it is at least the loss's curvature along the leaf at every point, so a leaf's step
+``-sum g / sum h`` never overshoots the minimum along the leaf (a majorize-minimize step, as Böhning's
+bound ``(I - 11^T/|C|)/2`` gives for multinomial logistic regression, Böhning 1992, "Multinomial logistic
+regression algorithm", Ann. Inst. Statist. Math. 44), and the step of the top document at equal scores is
+``4 (1 - 1/n)`` whatever ``n``. It does not depend on the scores and is computed once per dataset.
+
 Queries whose labels are all equal carry no ranking information; by default their gradients are 0 (as in
 LightGBM's ``lambdarank``), with hessians at the floor.
 
@@ -49,12 +69,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._constraints import SEED, Boolean, Integer
+from .._constraints import SEED, Boolean, Integer, Options
 from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import exp_vectorizable, logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
 
 
 # --------------------------------------------------------------------------------------------------
@@ -498,6 +518,35 @@ def _plrank_leaf_curvature(first_query, end_query, scores, state, leaf, outside,
         curvature[leaf_index] += summed[leaf_index] / n_perm
 
 
+@kernel
+def _bounded_curvatures(first, end, state, bound):
+    """Each document's bounded curvature (the module docstring's ``h^bound``, each context's term weighted
+    as in the loss) to ``bound``, for queries ``first <= q < end``: a quarter of the weight of the contexts of
+    two or more documents that hold it, the mean over permutations."""
+    n_perm = state.n_permutations
+    weights = state.position_weights
+    for q in range(first, end):
+        lo = state.offsets[q]
+        hi = state.offsets[q + 1]
+        k = state.top_k_of[q]
+        row = state.weight_start[q]
+        held = np.empty(max(k, 1))  # held[j]: weight of contexts 0..j that have two or more documents
+        total = 0.0
+        for j in range(k):
+            if hi - lo - j >= 2:
+                total += weights[row + j]
+            held[j] = total
+        for i in range(lo, hi):  # in every context of every permutation; overwritten below if in a top k
+            bound[i] = 0.25 * total
+        first_member = state.union_start[q]
+        for t in range(state.union_start[q + 1] - first_member):
+            h = 0.0
+            for p in range(n_perm):
+                j = state.union_position[(first_member + t) * n_perm + p]
+                h += held[min(j, k - 1)]
+            bound[lo + state.union_docs[first_member + t]] = 0.25 * h / n_perm
+
+
 # --------------------------------------------------------------------------------------------------
 # The objective
 
@@ -524,6 +573,8 @@ class PLRankState(NamedTuple):
     in_top: np.ndarray
     position_weights: np.ndarray
     weight_start: np.ndarray
+    #: each document's bounded curvature (``curvature="bound"``; empty with the exact one)
+    bounded_curvature: np.ndarray
 
     @property
     def n_contexts(self) -> int:
@@ -570,6 +621,11 @@ class PLRank(RankingObjective):
         per-query k).
     compress_contexts : bool, default True
         Store contexts shared by several permutations once (same results, less work).
+    curvature : {"exact", "bound"}, default "exact"
+        The hessians handed to the engines: the loss's diagonal hessian, or a quarter per context that holds
+        the document, the largest curvature a context can have along a leaf (see the module docstring), whose
+        steps do not grow with the list's length. Exact Newton leaves (``leaf_values="exact"``) compute the
+        leaves' own curvature, so they refuse ``"bound"``.
     hessian_floor : float, default 1e-6
         Lower bound of every hessian handed to the engines.
 
@@ -592,17 +648,22 @@ class PLRank(RankingObjective):
                     "n_permutations": {"low": 1, "high": 6, "default": 1},
                     "stop_at_lowest_grade": {"choices": (False, True), "default": False},
                     # exact Newton leaves (plboost.engines.exact_leaves) are PLRank's, on LightGBM only
-                    "leaf_values": {"choices": LEAF_VALUES, "default": "diagonal", "engines": EXACT_LEAF_ENGINES}}
+                    "leaf_values": {"choices": LEAF_VALUES, "default": "diagonal", "engines": EXACT_LEAF_ENGINES},
+                    # exact leaves compute their own curvature (ExactLeafValues refuses the bound)
+                    "curvature": {"choices": CURVATURES, "default": "exact", "only_if": ("leaf_values", "diagonal")}}
     parameter_constraints = {"top_k": (Integer(low=1), None), "n_permutations": Integer(low=1), "seed": SEED,
                              "skip_uniform_queries": Boolean(), "stop_at_lowest_grade": Boolean(),
-                             "compress_contexts": Boolean()}
+                             "compress_contexts": Boolean(), "curvature": Options(*CURVATURES)}
+    _non_default_examples = {"curvature": "bound"}
 
     def __init__(self, *, top_k: int | None = 10, n_permutations: int = 1, seed: int = 0,
                  skip_uniform_queries: bool = True, stop_at_lowest_grade: bool = False,
-                 compress_contexts: bool = True, hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
+                 compress_contexts: bool = True, curvature: str = "exact",
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
         self._store(top_k=top_k, n_permutations=n_permutations, seed=seed, skip_uniform_queries=skip_uniform_queries,
-                    stop_at_lowest_grade=stop_at_lowest_grade, compress_contexts=compress_contexts)
+                    stop_at_lowest_grade=stop_at_lowest_grade, compress_contexts=compress_contexts,
+                    curvature=curvature)
 
     def _prepare(self, data: QueryData) -> PLRankState:
         labels, offsets = data.labels, data.offsets
@@ -635,8 +696,13 @@ class PLRank(RankingObjective):
         over_queries(_index_top_union, offsets, offsets, top_k_of, top_start, top_docs, m, top_union, union_start,
                      union_docs, union_position, in_top)
         position_weights, weight_start = self._position_weights(sizes, top_k_of)
-        return PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
-                           union_docs, union_position, in_top, position_weights, weight_start)
+        state = PLRankState(offsets, m, top_k_of, top_start, top_docs, ctx_owner, ctx_mult, union_start,
+                            union_docs, union_position, in_top, position_weights, weight_start, np.empty(0))
+        if self.curvature == "bound":
+            bound = np.empty(data.n_docs)
+            over_queries(_bounded_curvatures, offsets, state, bound)
+            state = state._replace(bounded_curvature=bound)
+        return state
 
     def _position_weights(self, sizes: np.ndarray, top_k_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The weight of each position of each query's permutations, as (weights, row start per query):
@@ -649,6 +715,8 @@ class PLRank(RankingObjective):
         over_queries(_plrank_gradients, state.offsets, scores, state, self._workspace("outside", data.n_docs),
                      *(self._workspace(name, n_entries) for name in ("log_z", "chain_log_z", "chain_a", "chain_b")),
                      grad, hess, losses)
+        if self.curvature == "bound":
+            hess[:] = state.bounded_curvature
         return losses
 
     def leaf_curvature(self, scores, labels, offsets, leaf, n_leaves: int) -> np.ndarray:

@@ -103,3 +103,33 @@ def test_huge_labels_and_scores_stay_finite():
 def test_unknown_target_is_refused():
     with pytest.raises(ValueError, match="ListNet: target must be one of 'softmax', 'gain', got 'ndcg'"):
         ListNet(target="ndcg")
+
+
+@pytest.mark.parametrize("target", ["softmax", "gain"])
+def test_bounded_curvature_is_a_quarter_and_bounds_the_loss_along_any_leaf_at_any_point(target):
+    """curvature="bound": hessians 1/4 in every trained query of two or more documents, the exact gradients,
+    and a leaf's sum of them at least the reference loss's second derivative along the leaf (finite
+    differences), at the scores and after the leaf moved by -6, 2 and 30."""
+    scores, labels, offsets = random_queries(62, [1, 2, 5, 9, 14], 3.0, 3)
+    labels[offsets[1]:offsets[2]] = [2.0, 0.0]
+    grad, hess = ListNet(target=target, curvature="bound").gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(grad, ListNet(target=target).gradients(scores, labels, offsets)[0])
+    exact_hess = ListNet(target=target, hessian_floor=0.0).gradients(scores, labels, offsets)[1]
+    trained = exact_hess > 0
+    assert trained.sum() > 20
+    np.testing.assert_array_equal(hess[trained], 0.25)
+    rng = np.random.default_rng(3)
+    step = mpmath.mpf("1e-10")
+    for _ in range(6):
+        leaf = rng.random(scores.size) < 0.4
+        for shift in (0.0, -6.0, 2.0, 30.0):
+            moved = scores + shift * leaf
+
+            def along(t, moved=moved, leaf=leaf):
+                return listnet_reference_loss([mpmath.mpf(float(x)) + t * bool(m) for x, m in zip(moved, leaf,
+                                                                                                  strict=True)],
+                                              labels, offsets, target)
+
+            with mpmath.workdps(DIGITS):
+                curvature = float((along(step) - 2 * along(0) + along(-step)) / step ** 2)
+            assert curvature <= float(hess[leaf & trained].astype(np.float64).sum()) * (1 + 1e-6) + 1e-12

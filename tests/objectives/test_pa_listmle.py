@@ -345,3 +345,30 @@ def test_the_former_module_name_still_imports_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match="plboost.objectives.palistmle is now plboost.objectives.pa_listmle"):
         old = importlib.import_module("plboost.objectives.palistmle")
     assert old.PositionAwareListMLE is PositionAwareListMLE
+
+
+@pytest.mark.parametrize("weighting", WEIGHTINGS)
+@pytest.mark.parametrize("n, top_k, n_perm", [(2, None, 2), (9, 4, 3), (30, 10, 2)])
+def test_bounded_curvature_weighs_each_context_by_its_position(n, top_k, n_perm, weighting):
+    """curvature="bound": 1/4 times the weights of the contexts of two or more documents that hold each
+    document (weights and contexts read plainly from the permutations), the exact gradients unchanged."""
+    rng = np.random.default_rng([n, n_perm, 62])
+    scores, labels = random_query(rng, n, 3.0)
+    labels[0] = labels.max() + 1
+    k = top_k or n
+    position_weights = list(rng.uniform(0.0, 2.0, size=k)) if weighting == "explicit" else weighting
+    offsets = np.array([0, n])
+    kwargs = {"top_k": k if weighting == "explicit" else top_k, "n_permutations": n_perm, "seed": 4,
+              "position_weights": position_weights}
+    grad, hess = PositionAwareListMLE(**kwargs, curvature="bound").gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(grad, PositionAwareListMLE(**kwargs).gradients(scores, labels, offsets)[0])
+    obj = PositionAwareListMLE(**kwargs, curvature="bound")
+    tops = tops_of(obj.state(labels, offsets), 0, n_perm)
+    weight = weight_function(position_weights, n)
+    expected = np.zeros(n)
+    for top in tops:
+        for j in range(len(top)):
+            held = [d for d in range(n) if d not in top[:j]]
+            if len(held) >= 2:
+                expected[held] += 0.25 * float(weight(j + 1)) / n_perm
+    np.testing.assert_allclose(hess, np.maximum(expected, obj.hessian_floor), rtol=1e-6)

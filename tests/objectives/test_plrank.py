@@ -206,6 +206,79 @@ def test_leaf_curvature_refuses_leaves_out_of_range():
         obj.leaf_curvature(np.zeros(3), np.array([1.0, 0, 0]), np.array([0, 3]), np.array([0, 1, 2]), 2)
 
 
+# --------------------------------------------------------------------------------------------------
+# curvature="bound": a quarter per context, at least the loss's curvature along any leaf at any point
+
+
+def contexts_holding(top_lists, n):
+    """Per document, the mean over permutations of the number of contexts of two or more documents that hold
+    it, counted from the permutations' tops: context j of a permutation is every document not among its
+    first j."""
+    count = np.zeros(n)
+    for top in top_lists:
+        for j in range(len(top)):
+            if n - j >= 2:
+                for d in set(range(n)) - set(top[:j]):
+                    count[d] += 1
+    return count / len(top_lists)
+
+
+BOUND_CASES = [(2, 1, 1, 1.0), (3, None, 2, 1.0), (6, 4, 3, 30.0), (11, 10, 2, 1e3), (25, None, 1, 1.0),
+               (40, 7, 4, 2.0)]
+
+
+@pytest.mark.parametrize("n, top_k, n_perm, scale", BOUND_CASES)
+def test_bounded_curvature_is_a_quarter_per_context_and_bounds_every_leaf_along_its_whole_path(
+        n, top_k, n_perm, scale):
+    """The hessians of curvature="bound" are 1/4 times the contexts that hold each document (counted plainly
+    from the sampled permutations), and summed over any set of a query's documents (a leaf) they are at least
+    the reference loss's second derivative along that set, measured by finite differences at the scores and
+    after moving the set by -5, 3 and 40 (so at any point a leaf's step can reach); the gradients are the
+    exact ones."""
+    rng = np.random.default_rng([n, n_perm, int(scale), 62])
+    scores, labels = random_query(rng, n, scale)
+    labels[0] = labels.max() + 1
+    offsets = np.array([0, n])
+    exact = PLRank(top_k=top_k, n_permutations=n_perm, seed=3)
+    bound = PLRank(top_k=top_k, n_permutations=n_perm, seed=3, curvature="bound")
+    grad, hess = bound.gradients(scores, labels, offsets)
+    np.testing.assert_array_equal(grad, exact.gradients(scores, labels, offsets)[0])
+    tops = tops_of(bound.state(labels, offsets), 0, n_perm)
+    np.testing.assert_allclose(hess, np.maximum(0.25 * contexts_holding(tops, n), bound.hessian_floor), rtol=1e-6)
+    for _ in range(4):
+        members = set(np.flatnonzero(rng.random(n) < rng.uniform(0.1, 0.9)).tolist()) or {0}
+        for shift in (0.0, -5.0, 3.0, 40.0):
+            moved = scores + shift * np.isin(np.arange(n), list(members))
+            along = leaf_curvature_by_finite_differences(moved, tops, members, step="1e-10")
+            assert along <= float(hess[list(members)].astype(np.float64).sum()) * (1 + 1e-6) + 1e-12
+
+
+@pytest.mark.parametrize("n", [3, 17, 250, 4000])
+def test_the_top_documents_newton_step_grows_with_the_list_unless_the_curvature_is_bounded(n):
+    """The cause of PL objectives' early peak: at equal scores the exact curvature of the document chosen
+    first is (1 - 1/n)/n, so its Newton step -g/h is n; LightGBM then moves it by n times the learning rate in
+    one tree. The bound's step is 4 (1 - 1/n) whatever the length: lambdarank's order (2 per pair)."""
+    labels = np.zeros(n)
+    labels[n // 2] = 1.0
+    offsets = np.array([0, n])
+    top = n // 2
+    grad, hess = PLRank(top_k=10, hessian_floor=0.0).gradients(np.zeros(n), labels, offsets)
+    assert -grad[top] / hess[top] == pytest.approx(n, rel=1e-4)
+    grad, hess = PLRank(top_k=10, curvature="bound").gradients(np.zeros(n), labels, offsets)
+    assert -grad[top] / hess[top] == pytest.approx(4 * (1 - 1 / n), rel=1e-5)
+    assert np.all(np.abs(grad / hess) <= 4)
+
+
+def test_exact_newton_leaves_refuse_the_bounded_curvature():
+    import lightgbm as lgb
+
+    from plboost.engines.exact_leaves import ExactLeafValues
+
+    data = lgb.Dataset(np.arange(8.0).reshape(-1, 1), np.array([1.0, 0, 0, 2, 0, 1, 0, 0]), group=[4, 4])
+    with pytest.raises(ValueError, match="PLRank\\(curvature='exact'\\), not curvature='bound'"):
+        ExactLeafValues(PLRank(curvature="bound"), data)
+
+
 def test_permutations_are_label_sorted_top_k_with_random_ties():
     rng = np.random.default_rng(0)
     sizes = rng.integers(1, 40, size=50)
