@@ -262,3 +262,14 @@ def test_partition_step_sizes_print_every_size_and_the_fit_of_a_node():
     terms_per_document = [float(row[4]) for row in rows]
     assert all(15 < terms < 40 for terms in terms_per_document), terms_per_document  # the trapezoid's nodes
     assert "ns per node = " in out and "x documents in the step" in out
+
+
+def test_early_rounds_prints_a_row_per_dataset_and_configuration(shared_data):
+    """The table of docs/quality.md's section on first steps: on the LightGBM example, the bounded curvature's
+    first tree moves the training scores less than the exact hessian's does."""
+    out = run_script("early_rounds.py", "--rounds", "6", "--data", "lgbex", "listnet", "listnet,curvature=bound")
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| LightGBM example")]
+    assert [row[1] for row in rows] == ["listnet", "listnet,curvature=bound"]
+    assert all(len(row) == 9 for row in rows) and all(0 < int(row[3]) <= 6 for row in rows)
+    exact, bound = (float(row[2]) for row in rows)
+    assert 0 < bound < exact
