@@ -7,7 +7,7 @@ An objective is a module of its own (kernels and a :class:`RankingObjective` sub
 >>> from plboost.objectives import PLRank, get_objective
 >>> get_objective("plrank", top_k=5)  # doctest: +NORMALIZE_WHITESPACE
 PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, stop_at_lowest_grade=False,
-       compress_contexts=True, hessian_floor=1e-06)
+       compress_contexts=True, curvature='exact', hessian_floor=1e-06)
 """
 
 from ._base import RankingObjective, class_given_message, registry
