@@ -12,19 +12,19 @@ unchanged; here an edit of any module with kernels in the same package makes the
 Kernels are serial. Work is spread over threads by :func:`over_queries`, which hands each thread a
 contiguous range of queries: each query writes only its own slice of the outputs, so no synchronisation is
 needed, and since the kernels release the GIL the threads run at once. Numba's own ``parallel=True``
-(``prange``) would do the same inside the kernel, but compiling one parallel loop costs 1-3 s, paid on the
-first call of a fresh install for every kernel: PLRank's four parallel kernels took 11 s of its first call
-(issue 17). The number of threads is Numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``), read without
-starting Numba's threading layer (:func:`kernel_threads`).
+(``prange``) would do the same inside the kernel, but compiling a parallel loop takes seconds, paid on the
+first call of a fresh install for every kernel (docs/benchmarks.md). The number of threads is Numba's
+(``NUMBA_NUM_THREADS``, ``numba.set_num_threads``), read without starting Numba's threading layer
+(:func:`kernel_threads`).
 
-Numba is imported when a kernel is first used, not when plboost is: importing Numba takes 0.3 s, which
-``plboost --help`` or ``import plboost.objectives`` need not pay (issue 27). ``@kernel`` gives a
+Numba is imported when a kernel is first used, not when plboost is: importing Numba takes a noticeable part
+of a second, which ``plboost --help`` or ``import plboost.objectives`` need not pay. ``@kernel`` gives a
 :class:`LazyKernel`; the first call of any kernel (or :func:`activate`) imports Numba, chooses the cache, makes
 every kernel defined so far a Numba dispatcher and puts the dispatchers in place of the lazy kernels in the
 namespaces of plboost's modules, where kernels find each other when they compile. Kernels defined after that
 are dispatchers at once.
 
-What a fresh install's first call compiles (issue 27): ``@kernel`` for functions called from Python (they get
+What a fresh install's first call compiles: ``@kernel`` for functions called from Python (they get
 Numba's Python wrapper), ``@helper`` for functions only kernels call (no wrapper; Numba links their code into each
 caller). Variants of an objective that a setting chooses are separate kernels, so that only the one in use is
 compiled; an argument that is a constant at a call site is passed as ``np.int64(...)``, not a literal, where
@@ -383,7 +383,7 @@ def kernel(func=None, *, parallel=False, **options):
 def helper(func=None, **options):
     """Decorate ``func`` as a kernel that only other kernels call (``@helper``): Numba builds no Python entry
     point for it. A fresh install's first call compiles each function's Python wrapper once per signature, and
-    a helper never needs one: the 24 helpers' wrappers cost about 0.6 s of the six objectives' 8 s (issue 27).
+    a helper never needs one (what the wrappers cost: docs/benchmarks.md).
     Calling a helper from Python raises :class:`TypeError` (under ``NUMBA_DISABLE_JIT`` it is the plain
     function). ``options`` as for :func:`kernel`."""
     return kernel(func, python_entry=False, **options)

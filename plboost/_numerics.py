@@ -81,11 +81,11 @@ def stable_argsort(keys):
     The same as ``np.argsort(keys, kind="stable")``: a stable order is unique. The keys are first spread into
     as many buckets as there are keys by a non-decreasing map (``_place_in_buckets``), which keeps equal keys
     together and in input order, and an insertion sort then orders each bucket's few keys: time linear in the
-    keys where the map spreads them evenly, 3-4 times faster than a merge sort at 100-500 keys (issue 39). Where
+    keys where the map spreads them evenly, faster than a merge sort at the sizes of queries (docs/benchmarks.md). Where
     it does not (the insertion sort moves more than ``_MOVES_PER_KEY`` elements per key), and for at most
     ``_INSERTION_RUN`` keys, a bottom-up merge sort of insertion-sorted runs finishes, carrying the keys with
-    their indices. Written here because Numba's generic ``argsort(kind="mergesort")`` costs about 2.5 s to
-    compile into every kernel that uses it (issue 17), and its quicksort must not be used (see SORTING in
+    their indices. Written here because Numba's generic ``argsort(kind="mergesort")`` takes seconds to compile
+    into every kernel that uses it (docs/benchmarks.md), and its quicksort must not be used (see SORTING in
     ``plboost/objectives/_base.py``).
     """
     n = keys.shape[0]

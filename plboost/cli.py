@@ -647,8 +647,8 @@ def _train_on_dask(args, spec):
 
 def _warn_of_absent_features(data, model, args) -> None:
     """Warn when no document of ``data`` has a feature in the upper half of the model's: SVMlight leaves out zero
-    features, so such data read as the model's width all the same, and a model of 300 features scored 46-feature
-    data without a word (issue 40)."""
+    features, so such data read as the model's width all the same, and a model of 300 features would score
+    46-feature data without a word."""
     import numpy as np
 
     X = data.X

@@ -1,4 +1,4 @@
-"""Compile plboost's kernels ahead of the first real run: ``plboost warm-up`` (issue 39).
+"""Compile plboost's kernels ahead of the first real run: ``plboost warm-up``.
 
 Numba compiles a kernel on its first call and keeps the machine code in its cache (``plboost._jit``), so every
 later process loads it in milliseconds. Compiling is what a fresh install's first run waits for: 30-40 s of one
@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 #: the item of a warm-up that is not an objective: the SVMlight/LETOR parser's kernels (:func:`warm_parser`)
 PARSER = "svmlight-parser"
 
-#: seconds each objective's first call compiled on a loaded 2-core machine (2026-11-27), in an order that puts
+#: seconds each objective's first call compiled on a loaded 2-core machine (docs/benchmarks.md), in an order that puts
 #: objectives sharing kernels side by side (PL-Rank-3, YetiRank: the draws; PLRank, PA-ListMLE: the contexts;
 #: PL-Partition, PL-LB: the partitions; uMart, LambdaLoss: the lambda pairs), so that one worker compiles them
 _COMPILE_SECONDS = {"pl_rank3": 39, "yetirank": 22, "plrank": 27, "pa_listmle": 7, "pl_partition": 37, "pl_lb": 9,

@@ -2,6 +2,7 @@
 or inside a function alike; those under ``if TYPE_CHECKING:`` are not run and do not count) finds no cycle."""
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -205,3 +206,25 @@ def test_the_length_walk_counts_after_the_docstring_and_skips_kernels(tmp_path, 
     path.write_text('def f():\n    """Doc."""\n    a = 1\n    return a\n\n\n@kernel\ndef g():\n    return 1\n')
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "plboost")
     assert function_lengths(path) == [(2, "example.f (line 1)")]
+
+
+_HISTORY = re.compile(r"\bissues? \d+|\b20\d\d-\d\d-\d\d\b", re.IGNORECASE)
+
+
+def history_in_sources(package: Path) -> list[str]:
+    """``path:line`` of every mention of an issue number or a date in ``package``'s sources."""
+    return [f"{path.relative_to(package)}:{number}" for path in sorted(package.rglob("*.py"))
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+            if _HISTORY.search(line)]
+
+
+def test_the_sources_keep_no_history():
+    """Docstrings and comments hold the math, the citation and the contract; issue numbers and the dates of one
+    machine's measurements go to docs/benchmarks.md and docs/quality.md."""
+    assert history_in_sources(PACKAGE) == []
+
+
+def test_the_history_walk_finds_an_issue_and_a_date(tmp_path):
+    (tmp_path / "a.py").write_text('"""Fast (issue 39)."""\n')
+    (tmp_path / "b.py").write_text("x = 1  # measured 2026-11-27\ny = 2  # the tissue 3 is not one\n")
+    assert history_in_sources(tmp_path) == ["a.py:1", "b.py:1"]

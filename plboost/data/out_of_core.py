@@ -52,9 +52,8 @@ from .svmlight_parser import DataFormatError
 #: default largest batch of dense rows handed to an engine at once (and written at once when parsing)
 DEFAULT_MEMORY_BUDGET = 256 << 20
 #: largest batch of rows that is only streamed through, whatever the budget: the rows LightGBM bins into its
-#: Dataset and the rows scored (:meth:`OutOfCoreData.row_ranges`). Neither is faster in larger batches (1M
-#: documents x 136 features: binning 6.1 s in batches of 16K rows, 6.6 s in batches of 493K; prediction the
-#: same from 4K to 512K rows), so a larger batch would only raise the peak (docs/out_of_core.md, issue 27).
+#: Dataset and the rows scored (:meth:`OutOfCoreData.row_ranges`). Neither is faster in larger batches
+#: (docs/out_of_core.md), so a larger batch would only raise the peak.
 #: XGBoost's pages, which cost time per page, take the whole budget.
 STREAM_BATCH_BYTES = 16 << 20
 #: in-memory training holds the dense X and an engine's copy of it (LightGBM's bins take a quarter of X,

@@ -103,11 +103,6 @@ def _objective_meant(name: str, known: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def check_engine(engine: str) -> None:
-    """Refuse an engine name that is not one of :data:`ENGINES`."""
-    get_engine(engine)
-
-
 def train(engine: str, objective, train_data, valid_data=None, settings: TrainingSettings | None = None,
           **kwargs) -> TrainedModel:
     """Train with ``engine`` (a name of :data:`ENGINES`) under ``settings`` (:class:`TrainingSettings`, or its
@@ -129,5 +124,5 @@ def train(engine: str, objective, train_data, valid_data=None, settings: Trainin
 
 __all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "EngineAdapter",
            "SavedModel", "TrainedModel", "TrainingSettings", "adapter", "check_capability",
-           "check_engine", "describe_objective", "engine_message", "engine_of", "engine_refusal", "get_engine",
+           "describe_objective", "engine_message", "engine_of", "engine_refusal", "get_engine",
            "load_model", "resolve_objective", "train"]

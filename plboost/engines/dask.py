@@ -83,7 +83,7 @@ class DaskRankingData:
 def one_partition_per_worker(client, data: DaskRankingData) -> DaskRankingData:
     """``data`` computed on ``client``'s workers with partition k on worker k (in address order), where there are
     no more partitions than workers: left to Dask, two partitions of a small file could land on one worker and
-    XGBoost's other workers trained on an empty DMatrix (issue 40). With more partitions than workers, as given."""
+    XGBoost's other workers would train on an empty DMatrix. With more partitions than workers, as given."""
     workers = sorted(client.scheduler_info()["workers"])
     if not workers or data.n_partitions > len(workers):
         return data

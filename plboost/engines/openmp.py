@@ -1,4 +1,4 @@
-"""How long the engines' OpenMP threads spin before they sleep, set before an engine loads OpenMP (issue 27).
+"""How long the engines' OpenMP threads spin before they sleep, set before an engine loads OpenMP.
 
 LightGBM and XGBoost run every parallel region on OpenMP (GNU libgomp in their Linux wheels). A libgomp thread
 that waits at a barrier, or for the next region, spins up to 300,000 iterations before it sleeps (its default;

@@ -246,7 +246,7 @@ def _checked_comparison(specs, layout, splits, repeats):
 def _seed_free_repeat(results: list[FoldResult], item: PlannedRun) -> FoldResult | None:
     """Repeat 0's result as repeat ``r`` of ``item`` (``r`` >= 2), where repeats 0 and 1 of its configuration on its
     split gave the same test results, validation curve and trees: a configuration that does not depend on the seed
-    (lambdarank without bagging, ...) would give it ``r`` times over (issue 40 item 15). None otherwise, and for
+    (lambdarank without bagging, ...) would give it ``r`` times over. None otherwise, and for
     a tuned run, whose repeats each have a search of their own."""
     if item.action == "reuse" or item.spec.repeat < 2 or item.trained_spec is not None:
         return None

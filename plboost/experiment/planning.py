@@ -44,7 +44,7 @@ def table_g_max(specs, splits, load_options=None) -> int | None:
     """ERR's ``g_max`` for every run of a table whose configurations leave it to the data (None where they set it,
     or with one split, whose runs each take its largest label anyway): the largest label of every split's files,
     so that no fold's ERR is on another scale than the others' (a Fold1 of labels 0-1 beside a Fold2 of 0-2 gave
-    ERR with g_max 1 and 2, averaged; issue 38). Scans the labels of every split's files before training
+    ERR with g_max 1 and 2, averaged). Scans the labels of every split's files before training
     (:func:`plboost.data.splits.largest_label`: no features are parsed)."""
     if specs[0].g_max is not None or len(splits) < 2:
         return None

@@ -89,7 +89,7 @@ def _fingerprint(labels, offsets, seed):
 # Numba builds those from one template under symbol names numbered per process, so two kernels cached by
 # different processes can each carry a different function under one name, and the process that loads
 # both calls the wrong one (a PLRank kernel's quicksort argsort cached beside uMart's np.sort crashed so
-# with a segfault). Its merge sort also compiles in a fraction of the time of Numba's (issue 17).
+# with a segfault). Its merge sort also compiles in a fraction of the time of Numba's (docs/benchmarks.md).
 
 #: Score gaps wider than this, between consecutive scores of a query, are narrowed to it (see
 #: ``_relative_scores``): e^{-1000} underflows to 0 in float64, as e^{-gap} does for any wider gap.
@@ -112,7 +112,7 @@ def _relative_scores_kernel(first, end, scores, offsets, result):
     consecutive scores (in sorted order) narrowed to it.
 
     For objectives whose gradients depend on the scores only through softmaxes of them, so neither
-    change alters them (issue 16). Subtracting the top first keeps large scores exact: in float64
+    change alters them. Subtracting the top first keeps large scores exact: in float64
     1e30 + log 2 is 1e30, so the log-sum-exp of two scores of 1e30 came out as 1e30, each got probability
     1 instead of 1/2, and a query's gradients summed to 10-21 instead of 0. Narrowing the wide gaps keeps
     every difference finite (±1e308 differ by inf: NaN hessians followed) and keeps a group of tied
@@ -406,9 +406,9 @@ class RankingObjective(metaclass=_ObjectiveClass):
         """A scratch array of ``size`` elements (contents undefined), kept from call to call for the calling thread.
 
         Never in the per-dataset state, which threads share. Kept because a scratch array of every document
-        allocated anew at each call made glibc map fresh pages each time once the kernels ran on several
-        threads: PLRank on 1.3M documents took 2,400 page faults per call (~9.5 MB, 5 ms of 24), none with
-        the array kept (issue 27). An array grows to the largest size asked and is freed with the objective.
+        allocated anew at each call makes glibc map fresh pages each time once the kernels run on several
+        threads (page faults per call measured in docs/benchmarks.md); with the array kept there are none. An
+        array grows to the largest size asked and is freed with the objective.
         """
         buffers = getattr(self._scratch, "buffers", None)
         if buffers is None:

@@ -101,11 +101,8 @@ when N is small.
 (O(N (n + k G)) for G grades). Its Newton steps are of lambdarank's scale too; it trained slightly worse than
 the default in ``docs/quality.md``.
 
-Before issue 35 the curvature was :math:`\\sum_j \\pi_j(1 - \\pi_j)(\\theta_j \\rho_d + c_j)`: the
-gradient's two parts added where the gradient takes their difference, so :math:`c_j`, the gain still to
-come, made it about seven times too large (median Newton step 0.14-0.18 times lambdarank's); it underfit at
-the usual learning rates and is gone. Neither curvature is R's own hessian's, so exact Newton leaves
-(``leaf_values="exact"``, PLRank's) are refused.
+Neither curvature is R's own hessian's, so exact Newton leaves (``leaf_values="exact"``, PLRank's) are
+refused.
 
 Draws. Ranking i of a query is the top k of the Gumbel-perturbed scores :math:`s_d - \\log E_d` (the
 Gumbel-max trick, :math:`E_d = -\\log u_d` exponential), taken as :math:`e^{s_d - s_{max}} / E_d` (the same

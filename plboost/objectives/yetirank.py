@@ -182,7 +182,7 @@ def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, disco
                 b = ranked[u]
                 difference = labels[lo + a] - labels[lo + b]
                 # no branch on the labels, which a sampled ranking orders at random: a pair of equal labels adds
-                # c = 0 (the loop takes a third less time than when it skips such pairs; issue 39)
+                # c = 0 (faster than skipping such pairs: docs/benchmarks.md)
                 higher_first = difference > 0.0
                 h = a if higher_first else b
                 l = b if higher_first else a
@@ -212,7 +212,7 @@ def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, disco
 @helper
 def _add_neighbour_pairs(scores, labels, lo, n, ranked, expo, decays, scale, pair_weight_hessian, g_sum, h_sum):
     """``_add_ranking_pairs`` for the classic weights and one neighbour (CatBoost's default): the same sums, added
-    in the same order, in half the time (issue 39). The pair at positions (t, t + 1) passes its part of the sums
+    in the same order, in less time (docs/benchmarks.md). The pair at positions (t, t + 1) passes its part of the sums
     of the document at t + 1 on in registers (``carry_*``), to be stored with that document's pair with t + 2, so
     no iteration reads a sum the one before wrote. Which of the two is the higher-rated document (at random in a
     sampled ranking) enters as a sign and a selected value, not as a branch."""

@@ -44,8 +44,6 @@ def test_an_engine_is_found_by_its_name():
 def test_an_unknown_engine_name_is_refused_naming_the_choices(name):
     with pytest.raises(ValueError, match=r"unknown engine .*; choose one of lightgbm, xgboost, catboost$"):
         get_engine(name)
-    with pytest.raises(ValueError, match="choose one of lightgbm, xgboost, catboost"):
-        plboost.engines.check_engine(name)
 
 
 def _data():

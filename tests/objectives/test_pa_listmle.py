@@ -337,16 +337,6 @@ def test_the_command_line_trains_it_on_mq2008(shared_data, tmp_path, capsys):
     assert "position_weights must hold top_k = 10 weights, got 2" in capsys.readouterr().err
 
 
-def test_the_former_module_name_still_imports_with_a_deprecation_warning():
-    import importlib
-    import sys
-
-    sys.modules.pop("plboost.objectives.palistmle", None)
-    with pytest.warns(DeprecationWarning, match="plboost.objectives.palistmle is now plboost.objectives.pa_listmle"):
-        old = importlib.import_module("plboost.objectives.palistmle")
-    assert old.PositionAwareListMLE is PositionAwareListMLE
-
-
 @pytest.mark.parametrize("weighting", WEIGHTINGS)
 @pytest.mark.parametrize("n, top_k, n_perm", [(2, None, 2), (9, 4, 3), (30, 10, 2)])
 def test_bounded_curvature_weighs_each_context_by_its_position(n, top_k, n_perm, weighting):
