@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import warnings
 from pathlib import Path
 
@@ -57,8 +56,11 @@ DEFAULT_METRICS = PAPER_METRICS
 CROSS_METRIC = "all metrics"
 
 _METHOD_COLUMNS = ("configuration", "method", "label")
-_NOT_METRICS = {"dataset", "split", "splits", "seconds", "trees", "train_seconds", "trees_used", "source"}
-_METRIC_NAME = re.compile(r"^(NDCG|ERR|MAP|P|MRR|DCG|RR|Recall|Precision)(@\d+)?$", re.IGNORECASE)
+#: the columns of plboost's own tables (compare's results.csv and summary.csv) that are not metrics; every other
+#: column of a wide table is one, whatever its name (a metric registered with plboost.register_metric included)
+_NOT_METRICS = {"dataset", "split", "splits", "repeat", "repeats", "seconds", "trees", "train_seconds", "trees_used",
+                "source"}
+_WIDE_COLUMNS = "every column but the method, dataset and split is a metric"
 
 
 def load_results(paths) -> pd.DataFrame:
@@ -67,7 +69,8 @@ def load_results(paths) -> pd.DataFrame:
     Each path is a ``results.json`` of ``plboost compare``, a directory (every ``results.json`` under it),
     or a CSV file: ``results.csv``/``summary.csv`` of ``plboost compare`` or any table with a method
     column (``configuration``, ``method`` or ``label``), a ``dataset`` column (else the name of the
-    file's directory is the dataset), an optional ``split`` column, and one column per metric; or a long
+    file's directory is the dataset), an optional ``split`` column, and one column per metric (every other
+    column, whatever its name, but compare's own bookkeeping columns: :data:`_NOT_METRICS`, ``... std``); or a long
     table with columns ``method, dataset, metric, value`` (and optionally ``split``). Rows without a
     split are means over the dataset's folds (split ``"*"``). A (method, dataset, split, metric) given
     twice, or a method and dataset given both per split and as a mean, is an error naming the files.
@@ -390,7 +393,7 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
             raise ValueError(f"{path}: no method column; expected one of {', '.join(_METHOD_COLUMNS)} (or the "
                              "long form method, dataset, metric, value)")
         metric_columns = [name for name in header if name != method_column and name.strip().lower() not in
-                          _NOT_METRICS and not name.endswith(" std") and _METRIC_NAME.match(name.strip())]
+                          _NOT_METRICS and not name.endswith(" std")]
         if not metric_columns:
             raise ValueError(f"{path}: no metric columns (such as NDCG@10, ERR@10, MAP) in {header}")
         for line, record in enumerate(records, 2):
@@ -400,8 +403,9 @@ def _read_csv_text(path: Path) -> pd.DataFrame:
                 if _is_empty(record[metric]):
                     empty.append(f"line {line} {metric.strip()}")
                     continue
+                where = f"line {line}, column {metric.strip()!r} ({_WIDE_COLUMNS})"
                 rows.append({"method": record[method_column].strip(), "dataset": dataset, "split": split,
-                             "metric": metric.strip(), "value": _number(record[metric], path, f"line {line}")})
+                             "metric": metric.strip(), "value": _number(record[metric], path, where)})
     _say_left_out(path, empty)
     table = pd.DataFrame(rows, columns=["method", "dataset", "split", "metric", "value", "source"])
     if "repeat" in lowered:  # results.csv of ``compare --repeats``: a row per repeat, averaged here

@@ -485,7 +485,8 @@ def summarize_cases() -> list[Case]:
              "'-' stands for standard output",
              writer("bom2.csv", b"\xef\xbb\xbfmethod,dataset,MAP\nR,e1,0.7\n", binary=True), absent=("-",)),
         Case("summarize", "an empty CSV", ["summarize", "{d}/void.csv"], "void.csv", writer("void.csv", "")),
-        Case("summarize", "a CSV without metrics", ["summarize", "{d}/nometric.csv"], "no metric columns",
+        Case("summarize", "a CSV without metrics", ["summarize", "{d}/nometric.csv"],
+             "column 'colour' (every column but",
              writer("nometric.csv", "method,dataset,colour\nA,d1,red\n")),
     ]
 

@@ -312,3 +312,22 @@ def test_results_whose_every_value_is_left_out_are_refused_by_file_not_a_crash(t
     assert main(["summarize", str(path)]) == 2
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == f"plboost summarize: error: {path}: no metric value to summarize (every one is empty or NaN)"
+
+
+def test_every_column_of_a_wide_table_but_method_dataset_and_split_is_a_metric(tmp_path, capsys):
+    """summarize matched metric names with a pattern of known metrics and dropped the others without a word (a
+    metric registered with plboost.register_metric, say HitRate@5): every other column is a metric now, and a
+    column that is not one is refused by file, line and column."""
+    path = tmp_path / "wide.csv"
+    path.write_text("method,dataset,split,HitRate@5,coverage_k,repeat\nA,e,F1,0.7,0.2,0\nB,e,F1,0.8,0.1,0\n"
+                    "A,e,F2,0.6,0.3,0\nB,e,F2,0.9,0.2,0\n")
+    table = load_results([path])
+    assert sorted(set(table.metric)) == ["HitRate@5", "coverage_k"]
+    cells = cell_means(table)
+    assert cells.set_index(["method", "metric"]).loc[("B", "HitRate@5"), "value"] == pytest.approx(0.85)
+    assert main(["summarize", str(path), "--metrics", "HitRate@5,coverage_k"]) == 0
+    assert "HitRate@5" in capsys.readouterr().out
+    path.write_text("method,dataset,NDCG@10,notes\nA,e,0.5,fine\n")
+    with pytest.raises(ValueError, match=r"wide.csv: line 2, column 'notes' \(every column but the method, dataset "
+                                         r"and split is a metric\): 'fine' is not a number"):
+        load_results([path])
