@@ -38,7 +38,7 @@ from ._writing import json_text, write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
 from .metrics import PAPER_METRICS
-from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES, resolve_objective
+from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES
 from .engines.openmp import limit_spinning
 from .errors import InputTypeError
 from .warm_up import PARSER
@@ -595,7 +595,6 @@ def _print_result(result) -> None:
 def _train(args) -> int:
     spec = _spec_from_args(args, objective=args.objective,
                            objective_params=_values.assignments(args.param, "--param"))
-    resolve_objective(spec.objective, spec.engine, spec.objective_params)  # an unknown name: refused in seconds
 
     from .data import load_splits
     from .experiment import run

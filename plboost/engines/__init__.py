@@ -63,10 +63,12 @@ def load_model(path) -> SavedModel:
     return SavedModel(engine.name, booster, engine.n_features(booster))
 
 
-def resolve_objective(name: str, engine: str, params: dict | None = None):
+def resolve_objective(name: str, engine: str, params: dict | None = None, *, built=None):
     """A plboost objective instance, or the name of a built-in objective of ``engine``.
 
-    Parameters of a built-in objective are returned for the engine's parameter dict.
+    Parameters of a built-in objective are returned for the engine's parameter dict. ``built``: the plboost
+    objective ``name`` with ``params``, made already (a run specification's), returned instead of a new one once
+    ``engine`` is checked to train it.
     """
     params = dict(params or {})
     builtin = get_engine(engine).builtin_objectives
@@ -78,7 +80,7 @@ def resolve_objective(name: str, engine: str, params: dict | None = None):
             label = get_engine(engine).label
             raise ValueError(f"{error}; {label}'s own is {own[0]}" if own
                              else f"{error}; {label}'s own: {', '.join(builtin)}") from None
-        return get_objective(name, **params), {}
+        return (get_objective(name, **params) if built is None else built), {}
     if name in builtin:
         return name, params
     known = (sorted(OBJECTIVES) if get_engine(engine).custom_objectives else []) + list(builtin)

@@ -55,20 +55,26 @@ class RunResult:
 def evaluation_spec(spec: RunSpec, *datasets) -> RunSpec:
     """``spec`` with ERR's ``g_max`` resolved: as given, else the largest label of ``datasets`` (those not None;
     at least 1), so that ERR follows the data's label scale (MQ2008's 0-2, MSLR's 0-4)."""
+    g_max = evaluation_g_max(spec, *datasets)
+    return spec if g_max == spec.g_max else replace(spec, g_max=g_max)
+
+
+def evaluation_g_max(spec: RunSpec, *datasets) -> int:
+    """ERR's ``g_max`` for ``spec`` on ``datasets``: :func:`evaluation_spec`'s, without a new specification."""
     if spec.g_max is not None:
-        return spec
+        return spec.g_max
     largest = max((float(np.max(d.labels)) for d in datasets if d is not None and len(d.labels)), default=1.0)
-    return replace(spec, g_max=max(1, int(largest)))
+    return max(1, int(largest))
 
 
-def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False) -> tuple[dict, str]:
+def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False,
+                    g_max: int | None = None) -> tuple[dict, str]:
     """Metrics of ``scores`` on ``data`` (NDCG@k and ERR@k for every k of ``spec.eval_at``, ERR, MAP); with
     ``per_query``, an array of every query's values per metric (NaN where the conventions leave it out).
-    Without ``spec.g_max``, ERR's is ``data``'s largest label (see :func:`evaluation_spec`)."""
-    spec = evaluation_spec(spec, data)
+    ERR's scale is ``g_max``, else ``spec.g_max``, else ``data``'s largest label (see :func:`evaluation_spec`)."""
     result = metrics.evaluate(scores, data.labels, offsets=data.offsets, ndcg_at=spec.eval_at,
-                              err_at=spec.eval_at, no_relevant=spec.no_relevant, g_max=spec.g_max,
-                              per_query=per_query)
+                              err_at=spec.eval_at, no_relevant=spec.no_relevant,
+                              g_max=evaluation_g_max(spec, data) if g_max is None else g_max, per_query=per_query)
     conventions = str(result.pop("conventions"))
     if per_query:
         return {name: np.asarray(values, dtype=np.float64) for name, values in result.items()}, conventions
@@ -89,16 +95,16 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
     model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
-    evaluated = evaluation_spec(spec, train, valid, test)
-    values, conventions = evaluate_scores(predict_scores(model, data), data, evaluated)
+    values, conventions = evaluate_scores(predict_scores(model, data), data, spec,
+                                          g_max=evaluation_g_max(spec, train, valid, test))
     return RunResult(spec, model, split, values, conventions)
 
 
 def _training_arguments(spec: RunSpec) -> tuple[object, TrainingSettings]:
-    """The objective of ``spec`` and the engine's settings for it, the same on one machine and on Dask (the
-    seeds shifted by the repeat, a built-in objective's parameters among the engine's)."""
-    objective, builtin_params = engines.resolve_objective(spec.objective, spec.engine, spec.seeded_objective_params)
-    return objective, spec.training_settings({**builtin_params, **spec.engine_params})
+    """The objective of ``spec`` and the engine's settings for it, the same on one machine and on Dask, as the
+    specification resolved them (the seeds shifted by the repeat, a built-in objective's parameters among the
+    engine's)."""
+    return spec.trained_objective, spec.settings
 
 
 #: (objective, engine, leaf values) that :func:`warm_up` has run in this process

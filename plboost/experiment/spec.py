@@ -52,13 +52,13 @@ class RunSpec:
         self.eval_at = tuple(check(k, Integer(low=1), "eval_at") for k in self.eval_at)
         if not self.eval_at:
             raise ValueError("eval_at must hold at least one cut-off, got none")
-        self.training_settings()  # checks the training settings, as every entry point does
+        settings = self.training_settings()  # checks the training settings, as every entry point does
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
         check_leaf_values(self.leaf_values, self.engine, self.objective)
         self.repeat = check(self.repeat, Integer(low=0), "repeat")
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
             raise ValueError(f"name must be a non-empty text, got {self.name!r}")
-        self.objective_params = checked_objective_params(self.objective, self.engine, self.objective_params)
+        self.objective_params, checked = _checked_objective(self.objective, self.engine, self.objective_params)
         check_engine_params(self.engine, self.engine_params, objective=self.objective, eval_at=max(self.eval_at),
                             run_settings=True)
         engines.get_engine(self.engine).check_tree_settings(self.num_leaves, {**self.objective_params,
@@ -69,6 +69,31 @@ class RunSpec:
             # both go to the engine as one set of parameters, where one of the two values would be dropped
             check_one_spelling(self.engine, {"parameter of " + self.objective: self.objective_params,
                                              "engine parameter": self.engine_params})
+        self._resolve(checked, settings)
+
+    def _resolve(self, checked, settings: TrainingSettings) -> None:
+        """Resolve, once, what the run trains with: the objective (``checked``, the plboost objective the checks
+        made, with its seed shifted by :attr:`repeat`; a built-in objective's name) on an engine that can train it,
+        and the engine's settings (``settings``, with a built-in objective's parameters among the engine's)."""
+        seeded = self.seeded_objective_params
+        built = checked if checked is None or seeded == self.objective_params else type(checked)(**seeded)
+        objective, builtin_params = engines.resolve_objective(self.objective, self.engine, seeded, built=built)
+        self._checked_objective = checked
+        self._objective = objective
+        self._settings = self.training_settings({**builtin_params, **self.engine_params}) if builtin_params \
+            else settings
+
+    @property
+    def trained_objective(self):
+        """What the engine trains: the plboost objective (its seed shifted by :attr:`repeat`), or the name of the
+        engine's own objective, resolved when the specification was made."""
+        return self._objective
+
+    @property
+    def settings(self) -> TrainingSettings:
+        """The engine's settings for the run (:meth:`training_settings` with a built-in objective's parameters among
+        the engine's), resolved when the specification was made."""
+        return self._settings
 
     def training_settings(self, engine_params: dict | None = None) -> TrainingSettings:
         """What the engine trains with: this spec's tree parameters, validation NDCG at its largest cut-off, the
@@ -123,9 +148,8 @@ class RunSpec:
         >>> RunSpec(objective_params={"top_k": 10}).key == RunSpec().key
         True
         """
-        cls = OBJECTIVES.get(self.objective)
-        if cls is not None:
-            objective_params = cls(**self.objective_params).get_params()
+        if self._checked_objective is not None:
+            objective_params = self._checked_objective.get_params()
             engine_params = canonical_engine_params(self.engine, self.engine_params)
         else:  # a built-in objective's parameters are engine parameters; at the engine's default they change nothing
             objective_params = {}
@@ -166,6 +190,11 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
     >>> checked_objective_params("plrank", "lightgbm", {"skip_uniform_queries": "no", "top_k": 5})
     {'skip_uniform_queries': False, 'top_k': 5}
     """
+    return _checked_objective(objective, engine, params)[0]
+
+
+def _checked_objective(objective: str, engine: str, params: dict) -> tuple[dict, object]:
+    """:func:`checked_objective_params`, and the plboost objective they make (None for a built-in objective)."""
     cls = OBJECTIVES.get(objective)
     if cls is None:
         for other, names in engines.BUILTIN_OBJECTIVES.items():
@@ -173,7 +202,7 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
                 raise ValueError(f"{objective} is an objective of {other}, not {engine}: add --engine {other} "
                                  f"(or write it {objective}@{other} in compare --run)")
         _check_builtin_objective_params(objective, engine, params)
-        return dict(params)
+        return dict(params), None
     valid = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
     checked = {}
     for name, value in params.items():
@@ -184,8 +213,7 @@ def checked_objective_params(objective: str, engine: str, params: dict) -> dict:
         checked[name] = _boolean_word(objective, name, value, cls.parameter_constraints.get(name))
     with warnings.catch_warnings():  # a renamed value warns once, when the objective is built for the run
         warnings.simplefilter("ignore")
-        cls(**checked)  # every value checked by the one validator, now rather than when the run starts
-    return checked
+        return checked, cls(**checked)  # every value checked by the one validator, now rather than when it trains
 
 
 def _boolean_word(objective: str, name: str, value, constraint):

@@ -2,6 +2,8 @@
 point, and a configuration's identity computed from what it trains."""
 
 
+import re
+
 import numpy as np
 import pytest
 from experiment_helpers import compare_cli
@@ -246,3 +248,64 @@ def test_the_same_configuration_written_another_way_reuses_every_record(two_data
 def test_a_long_list_parameter_is_shown_cut_in_labels(gains, shown):
     assert RunSpec(objective="umart", objective_params={"label_gain": gains}).label == \
         f"umart(label_gain={shown}) [lightgbm]"
+
+
+# --------------------------------------------------------------------------------------------------
+# a run is resolved once, when its specification is made
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"objective": "listmle2"}, "unknown objective 'listmle2' for lightgbm"),
+    ({"objective": "YetiRank", "engine": "xgboost"}, "YetiRank is an objective of catboost, not xgboost"),
+    ({"objective": "plrank_v2", "engine": "xgboost"}, "unknown objective 'plrank_v2' for xgboost"),
+    ({"objective": "urank", "engine": "catboost"}, "CatBoost cannot do plboost's objectives (urank)"),
+    ({"objective": "rank:pairwise"}, "rank:pairwise is an objective of xgboost, not lightgbm"),
+])
+def test_a_specification_of_an_objective_the_engine_cannot_train_is_refused_when_made(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        RunSpec(**kwargs)
+
+
+def test_a_specification_holds_its_objective_and_settings_resolved_once():
+    """The objective the engine trains (its seed shifted by the repeat) and the one TrainingSettings are made with
+    the specification; every later reader gets those objects, not new ones."""
+    spec = RunSpec(objective="pa_listmle", objective_params={"top_k": 4, "seed": 5}, repeat=2, learning_rate=0.07,
+                   engine_params={"min_data_in_leaf": 3})
+    assert spec.trained_objective is spec.trained_objective and spec.settings is spec.settings
+    assert spec.trained_objective.get_params()["seed"] == 7 and spec.trained_objective.top_k == 4
+    assert (spec.settings.learning_rate, spec.settings.seed, dict(spec.settings.engine_params)) == (
+        0.07, spec.seed + 2, {"min_data_in_leaf": 3})
+    builtin = RunSpec(objective="lambdarank", objective_params={"lambdarank_truncation_level": 7})
+    assert builtin.trained_objective == "lambdarank"
+    assert dict(builtin.settings.engine_params) == {"lambdarank_truncation_level": 7}
+
+
+def test_plboost_train_builds_its_objective_and_settings_once(tmp_path, monkeypatch, capsys):
+    """plboost train --objective urank --param ...: the objective was built six times before training (the
+    specification's check, the command's, the runner's, an evaluation copy of the specification, and LightGBM's
+    deep copies of its parameters) and the settings three times. plboost builds each once now; the copies
+    LightGBM makes of its parameters (lgb.train deep-copies them) are LightGBM's."""
+    import functools
+    import traceback
+
+    from plboost.cli import main
+    from plboost.data import make_synthetic
+    from plboost.engines import settings as settings_module
+    from plboost.objectives import URank
+
+    built = []
+    for cls, attribute in ((URank, "URank"), (settings_module.TrainingSettings, "TrainingSettings")):
+        original = cls.__init__
+
+        @functools.wraps(original)
+        def counted(self, *args, _original=original, _name=attribute, **kwargs):
+            copying = any(frame.name == "__deepcopy__" for frame in traceback.extract_stack())
+            built.append((_name, copying))
+            _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", counted)
+    path = tmp_path / "train.txt"
+    make_synthetic(n_queries=12, n_features=3, seed=4).save_svmlight(path)
+    assert main(["train", "--train", str(path), "--objective", "urank", "--param", "hessian_floor=1e-5",
+                 "--rounds", "2", "--learning-rate", "0.2", "--quiet", "--engine-param", "min_data_in_leaf=1"]) == 0
+    assert [name for name, copying in built if not copying] == ["TrainingSettings", "URank"]
