@@ -23,13 +23,14 @@ try:
 except ImportError as error:  # a core install: say how to get it, in one line
     raise MissingExtra("plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'") from error
 
-from ._constraints import POSITIVE_C_INT, Integer, Options, Real, check, check_params
+from ._constraints import Integer, Options, check, check_params
 from .errors import InputTypeError, InvalidParameterError, RankerSetupError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
 from .data import RankingData
 from .engines import DEFAULT_SETTINGS, TrainingSettings, resolve_objective, train
+from .engines.settings import SETTINGS_CONSTRAINTS
 from .objectives import RankingObjective, class_given_message
 
 #: the column of a DataFrame ``X`` that holds the query ids, as XGBoost's ``XGBRanker`` reads it
@@ -116,8 +117,10 @@ class Ranker(BaseEstimator):
 
     #: what the numeric and named parameters may be (:mod:`plboost._constraints`), checked by :meth:`fit` as
     #: scikit-learn estimators do; ``objective`` and ``engine`` are checked against their registries
-    parameter_constraints = {"n_estimators": Integer(low=1), "learning_rate": Real(low=0, low_open=True),
-                             "num_leaves": POSITIVE_C_INT, "eval_at": POSITIVE_C_INT,
+    #: (the training settings' own constraints: one declaration of each)
+    parameter_constraints = {"n_estimators": SETTINGS_CONSTRAINTS["rounds"],
+                             **{name: SETTINGS_CONSTRAINTS[name]
+                                for name in ("learning_rate", "num_leaves", "eval_at")},
                              "importance_type": Options(*_IMPORTANCE_TYPES)}
 
     def __init__(self, objective: RankingObjective | str = "plrank", engine: str = DEFAULT_ENGINE, *,

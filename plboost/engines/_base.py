@@ -34,9 +34,9 @@ class EngineAdapter(Protocol):
         """Train ``objective`` (a plboost objective or a built-in objective's name) on ``train_data`` (early
         stopping on ``valid_data``) under ``settings`` (:class:`~plboost.engines.TrainingSettings`)."""
 
-    def fit_dask(self, client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
-                 early_stopping, eval_at: int, engine_params: dict, seed: int) -> TrainedModel:
-        """Train on the Dask cluster of ``client`` (only where the engine declares ``dask``)."""
+    def fit_dask(self, client, objective, train, valid, settings) -> tuple:
+        """Train on the Dask cluster of ``client`` under ``settings`` (a :class:`~plboost.engines.TrainingSettings`;
+        only where the engine declares ``dask``): ``(booster, parameters, validation history, best iteration)``."""
 
     def load_booster(self, path, kind: str, data: bytes):
         """The engine's booster from a model file's bytes ``data``, of format ``kind`` (one of the engine's

@@ -143,6 +143,6 @@ def load_booster(path, kind: str, data: bytes):
     return booster
 
 
-def fit_dask(client, objective, train, valid=None, **options):
+def fit_dask(client, objective, train, valid, settings):
     """CatBoost does not train on Dask in plboost (:func:`plboost.engines.dask.train_dask` refuses it first)."""
     raise ValueError("CatBoost cannot do training on Dask in plboost")

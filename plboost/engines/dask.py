@@ -212,26 +212,21 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, settings:
     if s.leaf_values != "diagonal":
         check_leaf_values(s.leaf_values, get_engine(engine).name, objective, dask=True)
     with client.as_current():
-        return _train_dask(engine, client, objective, train, rounds=s.rounds, learning_rate=s.learning_rate,
-                           num_leaves=s.num_leaves, early_stopping=s.early_stopping, valid=valid,
-                           eval_at=s.eval_at, engine_params=dict(s.engine_params), seed=s.seed)
+        return _train_dask(engine, client, objective, train, valid, s)
 
 
-def _train_dask(engine, client, objective, train, *, rounds, learning_rate, num_leaves, early_stopping, valid,
-                eval_at, engine_params, seed):
+def _train_dask(engine, client, objective, train, valid, settings: TrainingSettings) -> TrainedModel:
     engine = get_engine(engine)
     check_partitions(train.qid)
     train = one_partition_per_worker(client, train)
     if valid is not None:
         check_partitions(valid.qid)
     name, objective_params = describe_objective(objective)
-    check_engine_params(engine.name, engine_params, objective=name, eval_at=eval_at)
+    check_engine_params(engine.name, dict(settings.engine_params), objective=name, eval_at=settings.eval_at)
     if not isinstance(objective, str):
         objective.warm_up()
     start = time.perf_counter()
-    booster, params, history, best = adapter(engine).fit_dask(
-        client, objective, train, valid, rounds=rounds, learning_rate=learning_rate, num_leaves=num_leaves,
-        early_stopping=early_stopping, eval_at=eval_at, engine_params=engine_params, seed=seed)
+    booster, params, history, best = adapter(engine).fit_dask(client, objective, train, valid, settings)
     seconds = time.perf_counter() - start
     return TrainedModel(engine.name, booster, name, objective_params, params, seconds,
                         rounds=engine.trained_rounds(booster), best_iteration=best, valid_history=history)

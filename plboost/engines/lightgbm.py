@@ -282,17 +282,18 @@ def load_booster(path, kind: str, data: bytes):
         raise ValueError(f"{path}: LightGBM cannot load it: {engine_message(error)}") from None
 
 
-def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
-             early_stopping: int | None, eval_at: int, engine_params: dict | None, seed: int):
+def fit_dask(client, objective, train, valid, settings: TrainingSettings):
     """Train through ``lightgbm.DaskLGBMRanker`` on ``client``'s cluster (:func:`plboost.engines.dask.train_dask`):
     ``(local booster, parameters, validation history, best iteration)``. LightGBM's Dask interface has no
     early stopping, and no validation data here."""
-    if early_stopping:
+    if settings.early_stopping:
         raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
     # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
     # queries of over 10,000 documents
-    params = reproducible_params({"n_estimators": rounds, "learning_rate": learning_rate, "num_leaves": num_leaves,
-                                  "random_state": seed, "verbosity": -1, "metric": "None"}, engine_params)
+    engine_params = dict(settings.engine_params)
+    params = reproducible_params({"n_estimators": settings.rounds, "learning_rate": settings.learning_rate,
+                                  "num_leaves": settings.num_leaves, "random_state": settings.seed, "verbosity": -1,
+                                  "metric": "None"}, engine_params)
     from ._dask_lightgbm import DaskRanker, quiet_client
 
     _check_on_two_rows(params, engine_params)

@@ -145,16 +145,17 @@ def load_booster(path, kind: str, data: bytearray):
     return booster
 
 
-def fit_dask(client, objective, train, valid=None, *, rounds: int, learning_rate: float, num_leaves: int,
-             early_stopping: int | None, eval_at: int, engine_params: dict | None, seed: int):
+def fit_dask(client, objective, train, valid, settings: TrainingSettings):
     """Train through ``xgboost.dask.train`` with ``obj=`` and the rows' ``qid`` on ``client``'s cluster
     (:func:`plboost.engines.dask.train_dask`): ``(booster, parameters, validation history, best iteration)``."""
     import xgboost.dask  # noqa: F401 - registers xgb.dask
 
     from ._dask_xgboost import rank_lines_hidden
 
-    params = booster_params(objective, num_leaves=num_leaves, learning_rate=learning_rate, seed=seed,
-                            eval_at=eval_at, engine_params=engine_params)
+    engine_params, rounds, early_stopping, eval_at = (dict(settings.engine_params), settings.rounds,
+                                                      settings.early_stopping, settings.eval_at)
+    params = booster_params(objective, num_leaves=settings.num_leaves, learning_rate=settings.learning_rate,
+                            seed=settings.seed, eval_at=eval_at, engine_params=engine_params)
     _check_on_two_rows(params, engine_params)
     matrix = xgb.dask.DaskDMatrix(client, train.X, train.labels, qid=train.qid)
     evals = [(xgb.dask.DaskDMatrix(client, valid.X, valid.labels, qid=valid.qid), "valid")] if valid else []
