@@ -273,3 +273,10 @@ def test_early_rounds_prints_a_row_per_dataset_and_configuration(shared_data):
     assert all(len(row) == 9 for row in rows) and all(0 < int(row[3]) <= 6 for row in rows)
     exact, bound = (float(row[2]) for row in rows)
     assert 0 < bound < exact
+
+
+def test_run_walk_counts_one_objective_and_one_settings_object_per_run():
+    """docs/architecture.md's walk of one parameter: plboost builds the objective and the settings once per run."""
+    out = run_script("run_walk.py", "--objective", "pa_listmle", "--engine", "xgboost")
+    assert "  PositionAwareListMLE built 1 time(s)\n" in out and "  TrainingSettings built 1 time(s)\n" in out
+    assert "learning_rate reaches" in out and "experiment.spec" in out
