@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from .. import engines
 from .._constraints import Integer, check
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
@@ -16,7 +15,7 @@ from ..tuning import apply_params, best_trial, import_optuna, search, search_spa
 from .planning import PlannedRun, add_earlier_runs, plan_runs, same_results, table_g_max, table_protocol
 from .reports import counted
 from .results import Comparison, FoldResult
-from .running import jsonable_params, evaluate_scores, evaluation_spec, run, warm_up
+from .running import evaluate_scores, evaluation_g_max, jsonable_params, run, warm_up
 from .spec import RunSpec
 
 
@@ -224,8 +223,6 @@ def _checked_comparison(specs, layout, splits, repeats):
     if len({(s.no_relevant, s.g_max, s.eval_at) for s in specs}) > 1:
         raise ValueError("all configurations of a comparison must use the same evaluation conventions")
     repeats = check(repeats, Integer(low=1), "repeats", "compare")
-    for spec in specs:  # unknown names and bad parameters fail now, not after hours of training
-        engines.resolve_objective(spec.objective, spec.engine, spec.objective_params)
     chosen = list(layout.splits)
     if splits is not None:
         splits = list(splits)
@@ -260,11 +257,10 @@ def _seed_free_repeat(results: list[FoldResult], item: PlannedRun) -> FoldResult
 def _run_and_record(item: PlannedRun, train, valid, test, *, progress: bool,
                     g_max: int | None = None) -> tuple[FoldResult, str]:
     """Train and test ``item``, with ERR's ``g_max`` the table's where it has one; write its record."""
-    evaluated = (lambda spec: spec) if g_max is None else (lambda spec: replace(spec, g_max=g_max))
-    result = run(evaluated(item.trained_spec or item.spec), train, valid, test, progress=progress)
+    g_max = evaluation_g_max(item.spec, train, valid, test) if g_max is None else g_max
+    result = run(item.trained_spec or item.spec, train, valid, test, progress=progress, g_max=g_max)
     scores = predict_scores(result.model, test)
-    per_query, _ = evaluate_scores(scores, test, evaluation_spec(evaluated(item.spec), train, valid, test),
-                                   per_query=True)
+    per_query, _ = evaluate_scores(scores, test, item.spec, per_query=True, g_max=g_max)
     fold = FoldResult(item.spec.label, item.split.name, result.metrics, result.model.train_seconds,
                       result.model.trees_used, [float(v) for v in result.model.valid_history],
                       repeat=item.spec.repeat, best_iteration=result.model.best_iteration,

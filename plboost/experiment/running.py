@@ -81,7 +81,8 @@ def evaluate_scores(scores, data, spec: RunSpec, *, per_query: bool = False,
     return {name: float(value) for name, value in result.items()}, conventions
 
 
-def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, on_round=None) -> RunResult:
+def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, on_round=None,
+        g_max: int | None = None) -> RunResult:
     """Train ``spec`` on ``train`` (early stopping on ``valid``) and evaluate on ``test``.
 
     The data are :class:`~plboost.data.RankingData` or, read out of core, :class:`~plboost.data.OutOfCoreData`
@@ -89,14 +90,15 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
 
     Without ``test`` the metrics are those of ``valid``, and without either, of ``train``;
     :attr:`RunResult.evaluated_on` says which. ``on_round(round, validation NDCG)`` is called after every
-    boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`).
+    boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`). ``g_max``: ERR's scale (default
+    :func:`evaluation_g_max` of the data: a table of several splits takes one for all).
     """
     objective, settings = _training_arguments(spec)
     model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
                        if d is not None)
     values, conventions = evaluate_scores(predict_scores(model, data), data, spec,
-                                          g_max=evaluation_g_max(spec, train, valid, test))
+                                          g_max=evaluation_g_max(spec, train, valid, test) if g_max is None else g_max)
     return RunResult(spec, model, split, values, conventions)
 
 
