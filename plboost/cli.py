@@ -215,7 +215,7 @@ def _add_model_and_data_options(parser, *, out: str) -> None:
                              "content, any file name)")
     parser.add_argument("--data", required=True, type=Path,
                         help="SVMlight/LETOR file with qid or .query, or a table (.parquet, .pq, .csv, .csv.gz) "
-                             "with the feature columns the model was trained on, in the same order")
+                             "with the feature columns the model was trained on (found by name)")
     parser.add_argument("--out", type=Path, metavar="PATH", help=out)
 
 
