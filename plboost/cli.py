@@ -491,8 +491,13 @@ def main(argv=None) -> int:
     args = parse_command_line(argv)
     limit_spinning()  # before an engine loads OpenMP: see plboost.engines.openmp
 
+    shown = set()
+
     def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"plboost {args.command}: warning: {message}", file=sys.stderr)
+        text = f"plboost {args.command}: warning: {message}"
+        if text not in shown:  # the same warning from several runs of one command is said once
+            shown.add(text)
+            print(text, file=sys.stderr)
 
     try:
         _check_environment()

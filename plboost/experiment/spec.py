@@ -7,7 +7,6 @@ import difflib
 import hashlib
 import inspect
 import json
-import warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -211,9 +210,9 @@ def _checked_objective(objective: str, engine: str, params: dict) -> tuple[dict,
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"unknown parameter {name!r} of {objective}{hint}; its parameters are {', '.join(valid)}")
         checked[name] = _boolean_word(objective, name, value, cls.parameter_constraints.get(name))
-    with warnings.catch_warnings():  # a renamed value warns once, when the objective is built for the run
-        warnings.simplefilter("ignore")
-        return checked, cls(**checked)  # every value checked by the one validator, now rather than when it trains
+    # every value checked by the one validator, now rather than when it trains; the objective built here is the one
+    # the run trains, so a renamed value warns here, once
+    return checked, cls(**checked)
 
 
 def _boolean_word(objective: str, name: str, value, constraint):

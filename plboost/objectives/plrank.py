@@ -222,6 +222,16 @@ def _outside_exponentials(scores, in_top, lo, hi, outside):
     return max_rest, max_rest + np.log(total)
 
 
+@helper(inline="always")
+def _query_view(state, q):
+    """Where query q lies in ``state``: ``(lo, hi, k, block, first, size)``, its documents ``lo:hi``, its
+    ``top_k_of``, the first entry of its block of contexts, and the first of its union members and their
+    number (the per-query set-up every PLRank kernel starts with)."""
+    first = state.union_start[q]
+    return (state.offsets[q], state.offsets[q + 1], state.top_k_of[q], state.top_start[q], first,
+            state.union_start[q + 1] - first)
+
+
 @helper
 def _context_log_normalizers(q, scores, state, log_z, outside):
     """Log-normaliser of every distinct context of query q, written to ``log_z`` at its owner entry.
@@ -229,12 +239,7 @@ def _context_log_normalizers(q, scores, state, log_z, outside):
     Documents outside every top k are summed once (:func:`_outside_exponentials`): their log-sum-exp
     ``log_z_rest`` is shared by all permutations' deepest contexts. Returns ``max_rest``.
     """
-    lo = state.offsets[q]
-    hi = state.offsets[q + 1]
-    k = state.top_k_of[q]
-    block = state.top_start[q]
-    first = state.union_start[q]
-    size = state.union_start[q + 1] - first
+    lo, hi, k, block, first, size = _query_view(state, q)
     n_perm = state.n_permutations
     in_top, ctx_owner, union_position = state.in_top, state.ctx_owner, state.union_position
 
@@ -269,15 +274,12 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
     top_docs, ctx_owner, ctx_mult = state.top_docs, state.ctx_owner, state.ctx_mult
     weights = state.position_weights
     for q in range(first, end):
-        lo = state.offsets[q]
-        hi = state.offsets[q + 1]
-        k = state.top_k_of[q]
+        lo, hi, k, block, first_member, n_members = _query_view(state, q)
         if k == 0:
             grad[lo:hi] = 0.0
             hess[lo:hi] = 0.0
             losses[q] = 0.0
             continue
-        block = state.top_start[q]
         row = state.weight_start[q]  # position j weighs weights[row + j] (all 1 for PLRank)
         max_rest = _context_log_normalizers(q, scores, state, log_z, outside)
         total = 0.0
@@ -327,8 +329,7 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
                 grad[i] = x * c1
                 hess[i] = x * c1 - x * x * c2
 
-        first_member = state.union_start[q]
-        for t in range(state.union_start[q + 1] - first_member):
+        for t in range(n_members):
             i = lo + state.union_docs[first_member + t]
             g = 0.0
             h = 0.0
@@ -362,12 +363,7 @@ def _context_weights(q, scores, state, weight, inverse_z):
     log-masses, where some permutation's Z_0 / Z_{k-1} exceeds ``_WIDEST_PREFIX_SPREAD``; below it, a
     document whose exponential underflows weighs under e^{-445} of any context's normaliser.
     """
-    lo = state.offsets[q]
-    hi = state.offsets[q + 1]
-    k = state.top_k_of[q]
-    block = state.top_start[q]
-    first = state.union_start[q]
-    size = state.union_start[q + 1] - first
+    lo, hi, k, block, first, size = _query_view(state, q)
     n_perm = state.n_permutations
     in_top, ctx_owner, union_position = state.in_top, state.ctx_owner, state.union_position
     biggest = -np.inf
@@ -526,9 +522,7 @@ def _bounded_curvatures(first, end, state, bound):
     n_perm = state.n_permutations
     weights = state.position_weights
     for q in range(first, end):
-        lo = state.offsets[q]
-        hi = state.offsets[q + 1]
-        k = state.top_k_of[q]
+        lo, hi, k, _, first_member, n_members = _query_view(state, q)
         row = state.weight_start[q]
         held = np.empty(max(k, 1))  # held[j]: weight of contexts 0..j that have two or more documents
         total = 0.0
@@ -538,8 +532,7 @@ def _bounded_curvatures(first, end, state, bound):
             held[j] = total
         for i in range(lo, hi):  # in every context of every permutation; overwritten below if in a top k
             bound[i] = 0.25 * total
-        first_member = state.union_start[q]
-        for t in range(state.union_start[q + 1] - first_member):
+        for t in range(n_members):
             h = 0.0
             for p in range(n_perm):
                 j = state.union_position[(first_member + t) * n_perm + p]

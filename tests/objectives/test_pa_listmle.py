@@ -210,6 +210,12 @@ def test_the_former_name_paper_is_the_exponential_weights_with_a_warning_users_s
     assert main(["train", "--train", str(tmp_path / "train.txt"), "--objective", "pa_listmle", "--param",
                  "position_weights=paper", "--rounds", "2", "--quiet"]) == 0
     assert "plboost train: warning: position_weights='paper' is now named 'exponential'" in capsys.readouterr().err
+    # a comparison builds one objective per configuration and repeat: the warning is still one line
+    layout = tmp_path / "layout"
+    write_synthetic_splits(layout / "Fold1", n_queries=(20, 5, 5), seed=1)
+    assert main(["compare", str(layout), "--run", "pa_listmle,position_weights=paper", "--rounds", "2", "--repeats",
+                 "3", "--quiet"]) == 0
+    assert capsys.readouterr().err.count("warning: position_weights='paper' is now named") == 1
 
 
 def test_dcg_weights():
