@@ -14,7 +14,8 @@ from ._base import RankingObjective, class_given_message, registry
 from .lambdaloss import LambdaLoss
 from .listnet import ListNet
 from .pa_listmle import PositionAwareListMLE
-from .partition import PLLowerBound, PLPartition
+from .partition import PLPartition
+from .pl_lb import PLLowerBound
 from .pl_rank3 import PLRank3
 from .plrank import PLRank, PLRankState
 from .umart import UMart

@@ -1,7 +1,11 @@
-"""The label-group scan that the objectives of tied grades share (PL-Partition, PL-LB, uRank).
+"""What the objectives of tied grades share (PL-Partition, PL-LB, uRank): the label-group scan, and the
+per-query set-up of the partitioned objectives.
 
 A query's documents grouped by label in O(n), by counting: the partitions S_1 (highest label), ..., S_M of
-PL-Partition and PL-LB, and, read from the last group back, uRank's ascending unique ratings.
+PL-Partition and PL-LB, and, read from the last group back, uRank's ascending unique ratings. PL-Partition and
+PL-LB then take each query's scratch (:func:`query_scratch`), its partitions and their log-sum-exps
+(:func:`start_query`, :func:`partition_scores`), add the closed-form terms of the documents below each step
+(:func:`collect_lower_terms`) and write the sums by document (:func:`finish_query`).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import helper
+from .._numerics import exp_vectorizable, logaddexp
 
 #: a query whose labels are all whole numbers below this (grades) is partitioned by counting
 GRADES = 32
@@ -66,3 +71,103 @@ def label_groups(labels, lo, hi, order, starts, grade_of):
         order[count[grade_of[i]]] = i
         count[grade_of[i]] += 1
     return m
+
+
+#: for the loops over documents that LLVM should vectorise (``_evaluate``, ``partition_scores``): sums may be
+#: reassociated and multiply-adds fused; nothing about NaN or infinities is assumed
+VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
+
+
+@helper(**VECTOR_OPTIONS)
+def partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below):
+    """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
+    ``shifted[t] = e^{s_t - top[m]}`` for its documents, and ``below[m]`` = log Σ e^s over partitions
+    m, m + 1, ..., M - 1 (``below[M]`` = -inf): the one exponential per document of the query, by
+    ``exp_vectorizable`` in one loop over the whole query that LLVM vectorises (libm's ``exp`` is a call per
+    document; a loop per partition left each partition's last few documents to a scalar remainder).
+    Indices are unsigned: no negative-index wraparound, which kept these loops scalar."""
+    for m in range(n_parts):
+        biggest = -np.inf
+        for j in range(starts[m], starts[m + 1]):
+            t = np.uint64(j)
+            ordered[t] = scores[np.uint64(lo + order[t])]
+            biggest = max(biggest, ordered[t])
+        top[m] = biggest
+        for j in range(starts[m], starts[m + 1]):
+            t = np.uint64(j)
+            shifted[t] = ordered[t] - biggest
+    for j in range(starts[n_parts]):
+        t = np.uint64(j)
+        shifted[t] = exp_vectorizable(shifted[t])
+    below[n_parts] = -np.inf
+    for m in range(n_parts - 1, -1, -1):
+        total = 0.0
+        for j in range(starts[m], starts[m + 1]):
+            total += shifted[np.uint64(j)]
+        below[m] = logaddexp(below[m + 1], top[m] + np.log(total))
+
+
+@helper
+def collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b, n_steps, first_partition_shift,
+                         grad64, hess64):
+    """Add the closed-form terms of documents in the lower side of each step.
+
+    Step m contributes coef_a[m] y + ... with y = e^{s_j - log_norm[m]}: gradient coef_a[m] y, hessian
+    coef_a[m] y - coef_b[m] y^2, to every document j of partitions m + first_partition_shift, ... . Prefix
+    sums are rescaled to the deepest step a document belongs to, so every exponent is <= 0; y is the
+    document's ``shifted`` value times e^{top[p] - log_norm[m]} for its partition p.
+    """
+    chain_a = 0.0
+    chain_b = 0.0
+    for m in range(n_steps):
+        if m > 0:
+            ratio = np.exp(log_norm[m] - log_norm[m - 1])
+            chain_a *= ratio
+            chain_b *= ratio * ratio
+        chain_a += coef_a[m]
+        chain_b += coef_b[m]
+        # documents whose deepest step is m
+        last_part = m + first_partition_shift if m < n_steps - 1 else n_parts - 1
+        for p in range(m + first_partition_shift, last_part + 1):
+            scale = np.exp(top[p] - log_norm[m])
+            for t in range(starts[p], starts[p + 1]):
+                y = shifted[t] * scale
+                grad64[t] += chain_a * y
+                hess64[t] += chain_a * y - chain_b * y * y
+
+
+@helper
+def query_scratch(first, end, offsets):
+    """Scratch of queries ``first <= q < end``, by rank in a query's order (documents) or by partition:
+    the widest query's size, order, grade_of, starts, ordered, shifted, top, below, grad64 and hess64."""
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    return (widest, np.empty(widest, dtype=np.int64), np.empty(widest, dtype=np.int64),
+            np.empty(widest + 1, dtype=np.int64), np.empty(widest), np.empty(widest), np.empty(widest + 1),
+            np.empty(widest + 1), np.empty(widest), np.empty(widest))
+
+
+@helper
+def start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64,
+                 grad, hess):
+    """Partition query ``lo:hi`` and return its number of partitions M. With M < 2 (no step) its gradients
+    and hessians are 0; otherwise its scores go through ``partition_scores`` and its float64 sums
+    ``grad64`` and ``hess64`` (by rank) start at 0."""
+    n_parts = label_groups(labels, lo, hi, order, starts, grade_of)
+    if n_parts < 2:
+        grad[lo:hi] = 0.0
+        hess[lo:hi] = 0.0
+        return n_parts
+    partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
+    grad64[:hi - lo] = 0.0
+    hess64[:hi - lo] = 0.0
+    return n_parts
+
+
+@helper
+def finish_query(lo, hi, order, grad64, hess64, grad, hess):
+    """Write the float64 sums by rank to the query's gradients and (raw) hessians by document."""
+    for t in range(hi - lo):
+        grad[lo + order[t]] = grad64[t]
+        hess[lo + order[t]] = hess64[t]

@@ -1,8 +1,8 @@
-"""PL-Partition: the exact Plackett-Luce likelihood of tied grades, and its lower bound PL-LB.
+"""PL-Partition: the exact Plackett-Luce likelihood of tied grades.
 
 Ma, Yi, Tang, Zhao, Hong, Chi and Mei, "Learning-to-Rank with Partitioned Preference: Fast Estimation for
-the Plackett-Luce Model", AISTATS 2021. PL-LB: Hino, Fujimoto and Murata's lower bound, the baseline of
-the same paper.
+the Plackett-Luce Model", AISTATS 2021. Its baseline, PL-LB (Hino, Fujimoto and Murata's lower bound), is
+:mod:`plboost.objectives.pl_lb`.
 
 A query's labels partition its documents: S_1 holds those with the highest label, ..., S_M the lowest;
 R_m = S_m ∪ ... ∪ S_M. Under a Plackett-Luce model with utilities e^s, the probability that every document
@@ -58,12 +58,11 @@ e^{-36}), with errors below 1e-9 where the former one reached 3e-8 (``scripts/pa
 Each term costs a polynomial of degree 8 and seven squarings in a vectorised loop (``_evaluate``), no
 transcendental function; each node one exponential. Partitions of one and two documents are exact in
 closed form (the latter took 39 terms per document by quadrature). Per query, one exponential per
-document (``_partition_scores``) serves the log-sum-exps, the R documents' closed-form terms, collected
+document (``partition_scores``) serves the log-sum-exps, the R documents' closed-form terms, collected
 over steps by prefix sums, and the a_i; a query costs O(T Σ_m n_m + n). Grades are partitioned by
 counting, not sorting. The loss is convex; a query with one label has no steps (zero loss and gradient).
 
-PL-LB replaces each step by the lower bound P(S ≻ R) >= n_S! Π_{i∈S} e^{s_i} / (Σ_{j ∈ S∪R} e^{s_j})^{n_S}
-(each of the n_S choices' denominators is at most the full sum): a softmax cross-entropy per step.
+PL-LB, the paper's baseline, is :mod:`plboost.objectives.pl_lb`.
 """
 
 from __future__ import annotations
@@ -74,9 +73,8 @@ import numpy as np
 
 from .._constraints import Real, check_params
 from .._jit import helper, kernel, over_queries
-from .._numerics import exp_vectorizable, logaddexp
 from ._base import DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
-from ._groups import label_groups
+from ._groups import VECTOR_OPTIONS, collect_lower_terms, finish_query, query_scratch, start_query
 
 #: default target error of each step's integral and moments
 DEFAULT_TOLERANCE = 1e-10
@@ -115,12 +113,9 @@ _FINEST_STEP = 1e-3
 #: per left-over document (on 3-15 documents, padded evaluations were up to 30% faster)
 _LANES = 4
 
-#: for the loops over documents that LLVM should vectorise (``_evaluate``, ``_partition_scores``): sums may be
-#: reassociated and multiply-adds fused; nothing about NaN or infinities is assumed
-_VECTOR_OPTIONS = dict(fastmath={"reassoc", "contract"})
 
 
-@helper(**_VECTOR_OPTIONS)
+@helper(**VECTOR_OPTIONS)
 def _evaluate(z, t, a, log_a, n, terms_h, terms_xh):
     """ψ(z), as ``log_part + log(product)``, and ψ'(z), ψ''(z), ψ'''(z), Σ_i h(x_i), Σ_i c(x_i), and
     v = Σ e^{-x_i} and Σ x_i e^{-x_i} over x_i > 0.3125 (the documents that make cliffs, see
@@ -374,110 +369,12 @@ def _pair_step(log_a1, log_a2, g, d):
     return log_p, h11 + h22 + 2.0 * h12
 
 
-# --------------------------------------------------------------------------------------------------
-# Whole queries
-
-@helper(**_VECTOR_OPTIONS)
-def _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below):
-    """A query's scores in partition order to ``ordered``; per partition m its largest score ``top[m]``,
-    ``shifted[t] = e^{s_t - top[m]}`` for its documents, and ``below[m]`` = log Σ e^s over partitions
-    m, m + 1, ..., M - 1 (``below[M]`` = -inf): the one exponential per document of the query, by
-    ``exp_vectorizable`` in one loop over the whole query that LLVM vectorises (libm's ``exp`` is a call per
-    document; a loop per partition left each partition's last few documents to a scalar remainder).
-    Indices are unsigned: no negative-index wraparound, which kept these loops scalar."""
-    for m in range(n_parts):
-        biggest = -np.inf
-        for j in range(starts[m], starts[m + 1]):
-            t = np.uint64(j)
-            ordered[t] = scores[np.uint64(lo + order[t])]
-            biggest = max(biggest, ordered[t])
-        top[m] = biggest
-        for j in range(starts[m], starts[m + 1]):
-            t = np.uint64(j)
-            shifted[t] = ordered[t] - biggest
-    for j in range(starts[n_parts]):
-        t = np.uint64(j)
-        shifted[t] = exp_vectorizable(shifted[t])
-    below[n_parts] = -np.inf
-    for m in range(n_parts - 1, -1, -1):
-        total = 0.0
-        for j in range(starts[m], starts[m + 1]):
-            total += shifted[np.uint64(j)]
-        below[m] = logaddexp(below[m + 1], top[m] + np.log(total))
-
-
-@helper
-def _collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b, n_steps, first_partition_shift,
-                         grad64, hess64):
-    """Add the closed-form terms of documents in the lower side of each step.
-
-    Step m contributes coef_a[m] y + ... with y = e^{s_j - log_norm[m]}: gradient coef_a[m] y, hessian
-    coef_a[m] y - coef_b[m] y^2, to every document j of partitions m + first_partition_shift, ... . Prefix
-    sums are rescaled to the deepest step a document belongs to, so every exponent is <= 0; y is the
-    document's ``shifted`` value times e^{top[p] - log_norm[m]} for its partition p.
-    """
-    chain_a = 0.0
-    chain_b = 0.0
-    for m in range(n_steps):
-        if m > 0:
-            ratio = np.exp(log_norm[m] - log_norm[m - 1])
-            chain_a *= ratio
-            chain_b *= ratio * ratio
-        chain_a += coef_a[m]
-        chain_b += coef_b[m]
-        # documents whose deepest step is m
-        last_part = m + first_partition_shift if m < n_steps - 1 else n_parts - 1
-        for p in range(m + first_partition_shift, last_part + 1):
-            scale = np.exp(top[p] - log_norm[m])
-            for t in range(starts[p], starts[p + 1]):
-                y = shifted[t] * scale
-                grad64[t] += chain_a * y
-                hess64[t] += chain_a * y - chain_b * y * y
-
-
-@helper
-def _query_scratch(first, end, offsets):
-    """Scratch of queries ``first <= q < end``, by rank in a query's order (documents) or by partition:
-    the widest query's size, order, grade_of, starts, ordered, shifted, top, below, grad64 and hess64."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
-    return (widest, np.empty(widest, dtype=np.int64), np.empty(widest, dtype=np.int64),
-            np.empty(widest + 1, dtype=np.int64), np.empty(widest), np.empty(widest), np.empty(widest + 1),
-            np.empty(widest + 1), np.empty(widest), np.empty(widest))
-
-
-@helper
-def _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64,
-                 grad, hess):
-    """Partition query ``lo:hi`` and return its number of partitions M. With M < 2 (no step) its gradients
-    and hessians are 0; otherwise its scores go through ``_partition_scores`` and its float64 sums
-    ``grad64`` and ``hess64`` (by rank) start at 0."""
-    n_parts = label_groups(labels, lo, hi, order, starts, grade_of)
-    if n_parts < 2:
-        grad[lo:hi] = 0.0
-        hess[lo:hi] = 0.0
-        return n_parts
-    _partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
-    grad64[:hi - lo] = 0.0
-    hess64[:hi - lo] = 0.0
-    return n_parts
-
-
-@helper
-def _finish_query(lo, hi, order, grad64, hess64, grad, hess):
-    """Write the float64 sums by rank to the query's gradients and (raw) hessians by document."""
-    for t in range(hi - lo):
-        grad[lo + order[t]] = grad64[t]
-        hess[lo + order[t]] = hess64[t]
-
-
 @kernel
 def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess, losses, evaluations):
     """PL-Partition loss of queries ``first <= q < end`` to ``losses``, their gradients and raw hessians to
     ``grad`` and ``hess``, and per query the terms of ψ evaluated (documents times evaluations, summed over
     steps) to ``evaluations``."""
-    widest, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64 = _query_scratch(first, end,
+    widest, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64 = query_scratch(first, end,
                                                                                                   offsets)
     coef_h = np.empty(widest)
     coef_h_plus_phi = np.empty(widest)
@@ -492,7 +389,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
         hi = offsets[q + 1]
         evaluations[q] = 0
         losses[q] = 0.0
-        n_parts = _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
+        n_parts = start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
                                grad64, hess64, grad, hess)
         n_steps = n_parts - 1
         for m in range(n_steps):
@@ -531,37 +428,9 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
             coef_h[m] = total_h
             coef_h_plus_phi[m] = total_h + phi
         if n_steps > 0:
-            _collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps,
+            collect_lower_terms(shifted, top, starts, n_parts, below[1:], coef_h, coef_h_plus_phi, n_steps,
                                  np.int64(1), grad64, hess64)  # an int64, not a literal 1: one signature for both
-            _finish_query(lo, hi, order, grad64, hess64, grad, hess)
-
-
-@kernel
-def _pl_lower_bound_kernel(first, end, scores, labels, offsets, grad, hess, losses):
-    """PL-LB loss of queries ``first <= q < end``: -Σ_m [log n_m! + Σ_{S_m} s - n_m log Σ_{S_m ∪ R_{m+1}} e^s];
-    gradients and raw hessians to ``grad`` and ``hess``."""
-    widest, order, grade_of, starts, ordered, shifted, top, below, grad64, hess64 = _query_scratch(first, end,
-                                                                                                  offsets)
-    sizes = np.empty(widest)
-    for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        losses[q] = 0.0
-        n_parts = _start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
-                               grad64, hess64, grad, hess)
-        n_steps = n_parts - 1
-        for m in range(n_steps):
-            size = starts[m + 1] - starts[m]
-            sizes[m] = size
-            losses[q] += size * below[m] - math.lgamma(size + 1.0)
-            for t in range(starts[m], starts[m + 1]):
-                losses[q] -= ordered[t]
-                grad64[t] -= 1.0
-        if n_steps > 0:
-            # softmax terms n_m q_j over S_m ∪ R_{m+1}: the same prefix sums, normalised by below[m]
-            _collect_lower_terms(shifted, top, starts, n_parts, below, sizes, sizes, n_steps, np.int64(0), grad64,
-                                 hess64)
-            _finish_query(lo, hi, order, grad64, hess64, grad, hess)
+            finish_query(lo, hi, order, grad64, hess64, grad, hess)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -638,35 +507,3 @@ class PLPartition(RankingObjective):
         over_queries(_pl_partition_kernel, data.offsets, scores, data.labels, data.offsets,
                      -math.log(self.tolerance), grad, hess, losses, evaluations)
         return losses, evaluations
-
-
-class PLLowerBound(RankingObjective):
-    """PL-LB: each partition step replaced by its lower bound n_S! Π e^{s_i} / (Σ_{S∪R} e^{s_j})^{n_S}.
-
-    The baseline of Ma et al. (AISTATS 2021), after Hino et al. A softmax cross-entropy per step,
-    O(n) per query; :meth:`losses` is the bound's own loss, -Σ_m log of the bound, which is at least
-    PL-Partition's.
-
-    Parameters
-    ----------
-    hessian_floor : float, default 1e-6
-        Lower bound of every hessian handed to the engines.
-
-    Examples
-    --------
-    The bound's loss is at least PL-Partition's (the -log of a lower bound of its probability):
-
-    >>> import numpy as np
-    >>> args = np.array([0.5, 0.0, -0.5]), np.array([1, 1, 0]), np.array([0, 3])
-    >>> print(PLLowerBound().losses(*args).round(6), PLPartition().losses(*args).round(6))
-    [1.167392] [0.616479]
-    """
-
-    name = "pl_lb"
-    #: not in ``plboost demo``: PL-Partition's baseline, which the demo's PL-Partition run stands for
-    demo_runs = ()
-
-    def _gradients(self, scores, data: QueryData, state, grad, hess) -> np.ndarray:
-        losses = np.empty(data.offsets.size - 1)
-        over_queries(_pl_lower_bound_kernel, data.offsets, scores, data.labels, data.offsets, grad, hess, losses)
-        return losses
