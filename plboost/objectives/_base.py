@@ -309,6 +309,15 @@ class RankingObjective(metaclass=_ObjectiveClass):
         for name, value in check_params(self.parameter_constraints, values, type(self).__name__).items():
             setattr(self, name, value)
 
+    def _apply_preset(self) -> None:
+        """Set each argument left unset (None, or its :attr:`_unset` value) to its value in :attr:`_presets` for the
+        objective's ``preset`` (a subclass with presets calls it once its arguments are stored)."""
+        for name, value in self._presets[self.preset].items():
+            unset = self._unset.get(name)
+            current = getattr(self, name)
+            if current is None if unset is None else current == unset:
+                setattr(self, name, value)
+
     def _derive(self) -> None:
         """Set the :attr:`_derived` arguments given as None (a subclass calls it once its arguments are stored)."""
         for name, derive in self._derived.items():

@@ -126,10 +126,7 @@ class LambdaLoss(RankingObjective):
                     lambdarank_norm=lambdarank_norm, label_gain=label_gain, lightgbm_arithmetic=lightgbm_arithmetic,
                     preset=preset)
         self._derive()
-        for name, value in _PRESETS[self.preset].items():
-            if getattr(self, name) in (None, "preset") and (name != "lambdarank_truncation_level"
-                                                            or self.lambdarank_truncation_level == "preset"):
-                setattr(self, name, value)
+        self._apply_preset()
 
     @classmethod
     def search_fixed_by(cls, params: dict) -> frozenset[str]:

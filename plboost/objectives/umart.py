@@ -293,13 +293,7 @@ class UMart(RankingObjective):
                     score_distance_norm=score_distance_norm, log_norm=log_norm,
                     hessian_sigma_power=hessian_sigma_power, preset=preset, lightgbm_arithmetic=lightgbm_arithmetic)
         self._derive()
-        preset_values = _PRESETS[self.preset]
-        for name in ("sigmoid", "lambdarank_norm", "max_dcg_at", "score_distance_norm", "log_norm",
-                     "hessian_sigma_power"):
-            if getattr(self, name) is None:
-                setattr(self, name, preset_values[name])
-        if self.lambdarank_truncation_level == "preset":
-            self.lambdarank_truncation_level = preset_values["lambdarank_truncation_level"]
+        self._apply_preset()
         if self.lightgbm_arithmetic and (self.window != 1 or self.hessian_sigma_power != 2):
             raise ValueError("lightgbm_arithmetic reproduces LightGBM's lambdarank: it needs window=1 and "
                              "hessian_sigma_power=2")

@@ -378,9 +378,7 @@ class YetiRank(RankingObjective):
         self._store(noise=noise, noise_scale=noise_scale, permutations=permutations, decay=decay,
                     weight_scale=weight_scale, loss=loss, top=top, gain=gain, neighbors=neighbors, hessian=hessian,
                     seed=seed, preset=preset)
-        for name, value in _PRESETS[self.preset].items():
-            if getattr(self, name) is None:
-                setattr(self, name, value)
+        self._apply_preset()
 
     @classmethod
     def search_fixed_by(cls, params: dict) -> frozenset[str]:

@@ -559,3 +559,20 @@ def test_read_only_scores_and_labels_give_the_same_gradients_and_compile_nothing
         assert specialisations() == compiled, name
         for a, b in zip(got, expected[name], strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", [cls for cls in OBJECTIVES.values() if cls._presets], ids=lambda cls: cls.name)
+def test_a_preset_fills_exactly_the_arguments_left_unset(cls):
+    """One rule for every objective with presets (LambdaLoss, uMart, YetiRank resolved them three ways): an
+    argument left unset (None, or its ``_unset`` value) takes the preset's value, and one given, even at another
+    preset's value, stays."""
+    presets = cls._presets
+    for preset, values in presets.items():
+        made = cls(preset=preset)
+        assert {name: getattr(made, name) for name in values} == values
+        for other in presets.values():
+            for name, value in other.items():
+                if value != values[name] and value != cls._unset.get(name):
+                    kept = cls(preset=preset, **{name: value})
+                    assert getattr(kept, name) == value
+                    assert all(getattr(kept, n) == v for n, v in values.items() if n != name)
