@@ -32,7 +32,7 @@ import numpy as np
 from .._constraints import FLOAT32_MAX, Real, check_params
 from ..errors import InputTypeError
 from .._engine_registry import ENGINES, engine_of
-from .._jit import kernel, over_queries, run_in_threads, thread_count
+from .._jit import helper, kernel, over_queries, run_in_threads, thread_count
 from .._numerics import stable_argsort
 from .._values import plain_value
 from .._queries import (CutQueryError, check_labels, check_scores, cut_queries, offsets_from_boundaries,
@@ -154,6 +154,16 @@ def _floor(hess: np.ndarray, floor: np.float32) -> None:
 
     n_threads = thread_count(hess.size)
     run_in_threads([(floor_part, (part,)) for part in np.array_split(hess, n_threads)], n_threads)
+
+
+@helper
+def widest_query(offsets, first, end):
+    """The most documents of one of queries ``first <= q < end`` (at least 1): the size of a kernel's per-query
+    scratch arrays."""
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    return widest
 
 
 def refuse_overflow(grad: np.ndarray, hess: np.ndarray, data: QueryData, owner: str, remedy: str) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._jit import helper
 from .._numerics import exp_vectorizable, logaddexp
+from ._base import widest_query
 
 #: a query whose labels are all whole numbers below this (grades) is partitioned by counting
 GRADES = 32
@@ -140,9 +141,7 @@ def collect_lower_terms(shifted, top, starts, n_parts, log_norm, coef_a, coef_b,
 def query_scratch(first, end, offsets):
     """Scratch of queries ``first <= q < end``, by rank in a query's order (documents) or by partition:
     the widest query's size, order, grade_of, starts, ordered, shifted, top, below, grad64 and hess64."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     return (widest, np.empty(widest, dtype=np.int64), np.empty(widest, dtype=np.int64),
             np.empty(widest + 1, dtype=np.int64), np.empty(widest), np.empty(widest), np.empty(widest + 1),
             np.empty(widest + 1), np.empty(widest), np.empty(widest))

@@ -137,7 +137,8 @@ from .._jit import helper, kernel, over_queries
 from .._numerics import logaddexp, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow
+from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
+                    widest_query)
 
 #: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
 GAINS = ("exp", "linear")
@@ -263,9 +264,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     Z_{k-1}, ...) to totals over rankings, and each document takes the totals less the rankings it was in the top
     of, once per query: O(k) per ranking instead of O(n). (The floor bounds the coefficients, so the difference
     loses little to rounding; other rankings go document by document.)"""
-    widest = 0
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     k_max = min(widest, top_k)
     n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)

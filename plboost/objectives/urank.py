@@ -33,7 +33,7 @@ import numpy as np
 from .._jit import kernel, over_queries
 from .._numerics import logaddexp
 from .._queries import InvalidLabelError
-from ._base import QueryData, RankingObjective
+from ._base import QueryData, RankingObjective, widest_query
 from ._groups import label_groups
 
 #: URank's largest label: its weights 2^y - 1 summed over a query of up to 2^27 documents stay below
@@ -49,9 +49,7 @@ def _urank_kernel(first, end, scores, labels, offsets, grad, hess, losses):
     ``label_groups`` lists the groups from the highest label down: group m holds
     ``order[starts[m]:starts[m + 1]]``, and the lowest label is group M - 1.
     """
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     order = np.empty(widest, dtype=np.int64)
     grade_of = np.empty(widest, dtype=np.int64)
     starts = np.empty(widest + 1, dtype=np.int64)

@@ -46,7 +46,8 @@ from .._jit import helper, kernel, over_queries
 from .._numerics import score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
-from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow
+from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
+                    widest_query)
 
 NOISES = ("logistic", "gumbel", "none")
 LOSSES = ("classic", "dcg", "ndcg", "mrr")
@@ -124,9 +125,7 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
                      mode, decay, weight_scale, top, neighbors, pair_weight_hessian, grad, hess):
     """YetiRank gradients and raw hessians of queries ``first <= q < end``; ``factors[q]``: the query's
     normaliser (0: no pair can count)."""
-    widest = 0
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     relative = np.empty(widest)
     weight = np.empty(widest)
     keys = np.empty(widest)
