@@ -35,9 +35,14 @@ def table(comparison, metric_names=None, significance=None, alpha: float = 0.05)
         for item in chosen.itertuples():
             marks[(item.configuration, item.metric)] = marker(item.mean_difference, item.p_adjusted, alpha)
     rows = []
+    without_value = False
     for row in comparison.summary():
         cells = {"configuration": row["configuration"]}
         for name in metric_names:
+            if math.isnan(row[name]):  # a split where no query counted (no_relevant="exclude")
+                cells[name] = "n/a"
+                without_value = True
+                continue
             text = f"{row[name]:.4f}"
             if row["splits"] > 1:
                 text += f" ± {row[name + ' std']:.4f}"
@@ -48,7 +53,11 @@ def table(comparison, metric_names=None, significance=None, alpha: float = 0.05)
         cells["seconds"] = f"{row['seconds']:.2f}"
         cells["trees"] = f"{row['trees']:.0f}"
         rows.append(cells)
-    return format_table(rows, ["configuration", *metric_names, "seconds", "trees"])
+    text = format_table(rows, ["configuration", *metric_names, "seconds", "trees"])
+    if without_value:
+        text += ("\nn/a: no value, since a split had no test query that counts in the metric (--no-relevant exclude "
+                 "leaves out queries without a relevant document)")
+    return text
 
 
 def header(comparison) -> str:

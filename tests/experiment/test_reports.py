@@ -180,6 +180,9 @@ def test_a_metric_without_a_value_is_null_in_json_and_left_out_by_name_in_summar
     assert compare_cli(tmp_path / "data", *arguments) == 0  # the records read back: reused, the same table
     again = capsys.readouterr()
     assert "4 reused from records" in again.out + again.err
+    # the table says that a metric has no value, and why, instead of "nan ± nan"
+    assert "nan" not in again.out and "| n/a " in again.out
+    assert "n/a: no value, since a split had no test query that counts in the metric" in again.out
     assert (out / "results.csv").read_text() == first
     assert ",," in first and "nan" not in first.lower()
 
