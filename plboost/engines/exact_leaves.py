@@ -58,6 +58,7 @@ from .._constraints import Options, check
 from .._engine_registry import ENGINES
 from .._jit import kernel
 from ..objectives import PLRank
+from .parameters import check_leaf_values
 
 try:  # LightGBM >= 4.6 names the fields of an evaluation result
     from lightgbm.basic import EvalResult as _EvalResult
@@ -192,9 +193,7 @@ class ExactLeafValues:
                  eval_at: int = 10, no_relevant: str = "one", curvature: str = "exact"):
         if not getattr(objective, "exact_leaves", False):  # the capability: a leaf_curvature method
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
-        if getattr(objective, "curvature", "exact") != "exact":
-            raise ValueError(f"exact leaf values replace the leaves' curvature with the loss's own, so they train "
-                             f"PLRank(curvature='exact'), not curvature={objective.curvature!r}")
+        check_leaf_values("exact", ENGINES["lightgbm"].name, objective)  # the objective's own settings
         curvature = check(curvature, Options("exact", "diagonal"), "curvature", "ExactLeafValues")
         params = dict(params or {})
         _refuse_unsupported(params)

@@ -148,6 +148,9 @@ def check_leaf_values(leaf_values: str, engine: str, objective=None, *, dask: bo
         if not getattr(cls, "exact_leaves", False):
             name = objective if isinstance(objective, str) else getattr(objective, "name", objective)
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {name}")
+        if getattr(objective, "curvature", "exact") != "exact":  # an instance; a name leaves it at the default
+            raise ValueError(f"exact leaf values replace the leaves' curvature with the loss's own, so they train "
+                             f"PLRank(curvature='exact'), not curvature={objective.curvature!r}")
     if dask:
         raise ValueError("exact leaf values are not available on Dask (the leaves would be rewritten on one "
                          "machine while the workers keep their own scores)")

@@ -53,7 +53,6 @@ class RunSpec:
             raise ValueError("eval_at must hold at least one cut-off, got none")
         settings = self.training_settings()  # checks the training settings, as every entry point does
         metrics.Conventions(no_relevant=self.no_relevant, g_max=1 if self.g_max is None else self.g_max)  # validates
-        check_leaf_values(self.leaf_values, self.engine, self.objective)
         self.repeat = check(self.repeat, Integer(low=0), "repeat")
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
             raise ValueError(f"name must be a non-empty text, got {self.name!r}")
@@ -77,6 +76,7 @@ class RunSpec:
         seeded = self.seeded_objective_params
         built = checked if checked is None or seeded == self.objective_params else type(checked)(**seeded)
         objective, builtin_params = engines.resolve_objective(self.objective, self.engine, seeded, built=built)
+        check_leaf_values(self.leaf_values, self.engine, objective)
         self._checked_objective = checked
         self._objective = objective
         self._settings = self.training_settings({**builtin_params, **self.engine_params}) if builtin_params \

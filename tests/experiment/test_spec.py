@@ -309,3 +309,11 @@ def test_plboost_train_builds_its_objective_and_settings_once(tmp_path, monkeypa
     assert main(["train", "--train", str(path), "--objective", "urank", "--param", "hessian_floor=1e-5",
                  "--rounds", "2", "--learning-rate", "0.2", "--quiet", "--engine-param", "min_data_in_leaf=1"]) == 0
     assert [name for name, copying in built if not copying] == ["TrainingSettings", "URank"]
+
+
+def test_exact_leaves_with_a_bounded_curvature_are_refused_when_the_specification_is_made():
+    """The refusal came from ExactLeafValues, once the data were loaded and training began; the specification
+    knows its objective, so compare refuses before anything is read (check_leaf_values, the one place)."""
+    with pytest.raises(ValueError, match=re.escape("so they train PLRank(curvature='exact'), not curvature='bound'")):
+        RunSpec(objective="plrank", objective_params={"curvature": "bound", "n_permutations": 2}, leaf_values="exact")
+    assert RunSpec(objective="plrank", objective_params={"curvature": "bound"}).trained_objective.curvature == "bound"
