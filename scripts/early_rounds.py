@@ -67,6 +67,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--data", default="lgbex,mslr,mq2008")
     args = parser.parse_args(argv)
+    for config in args.configs:  # every configuration checked before anything trains
+        try:
+            objective_of(config)
+        except ValueError as error:
+            parser.error(f"{config}: {error}")
+    unknown = set(args.data.split(",")) - {"lgbex", "mslr", "mq2008"}
+    if unknown:
+        parser.error(f"--data: unknown dataset(s) {', '.join(sorted(unknown))}; choose from lgbex, mslr, mq2008")
     marks = [r for r in (1, 5, 20, 50) if r < args.rounds]
     print("| data | configuration | first tree's score range | best iteration | peak | "
           + " | ".join(f"@{r}" for r in marks) + f" | @{args.rounds} | test at best |")

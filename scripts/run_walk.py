@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     from plboost.engines.settings import TrainingSettings
     from plboost.objectives import OBJECTIVES
 
+    if args.objective not in OBJECTIVES or "top_k" not in OBJECTIVES[args.objective]().get_params():
+        parser.error(f"--objective: {args.objective!r} is not a plboost objective with a top_k parameter")
     counts = count_builds([OBJECTIVES[args.objective], TrainingSettings])
     reached = {"learning_rate": [], "top_k": []}
     busy = [False]
