@@ -112,23 +112,30 @@ def engine_message(error: BaseException) -> str:
     return re.sub(r" at \S+\.(?:cc|cpp|cu|h|hpp), line \d+ ?\.?$", "", first)
 
 
-def engine_refusal(engine: str, error: BaseException, params: dict, given: dict | None = None) -> ValueError:
+def engine_refusal(engine: str, error: BaseException, params: dict, given: dict | None = None,
+                   names: dict | None = None) -> ValueError:
     """A ValueError for an engine's error at training time, naming the parameter it is about when possible.
 
-    The parameter is the first of ``given`` (the user's engine parameters), then of ``params`` (all of
-    them), whose name the engine's message holds, else one of ``given`` whose text value it holds (LightGBM
-    says "Unknown token x" for ``learning_rate="x"``).
+    The parameter is the first of ``given`` (the user's engine parameters, as spelled), then of ``params`` (all of
+    them), whose name, or whose canonical name in ``names`` (the engine's alias table), the engine's message holds,
+    else one of ``given`` whose text value it holds (LightGBM says "Unknown token x" for ``learning_rate="x"``).
     """
     message = engine_message(error)
-    given = given or {}
-    named = [key for key in [*given, *params] if re.search(rf"\b{re.escape(str(key))}\b", message)]
+    given, names = given or {}, names or {}
+
+    def mentioned(key) -> bool:
+        return any(re.search(rf"\b{re.escape(str(name))}\b", message) for name in {key, names.get(key, key)})
+
+    named = [key for key in [*given, *params] if mentioned(key)]
     if not named:
         named = [key for key, value in given.items()
                  if isinstance(value, str) and value and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", message)]
     if named:
         key = named[0]
         value = given[key] if key in given else params[key]
-        return ValueError(f"{engine} refuses the parameter {key}={value!r}: {message}")
+        base = names.get(key, key)
+        alias = f" ({engine}'s {base})" if base != key else ""
+        return ValueError(f"{engine} refuses the parameter {key}={value!r}{alias}: {message}")
     return ValueError(f"{engine} refuses to train: {message}")
 
 

@@ -26,8 +26,9 @@ _muted = {"depth": 0, "saved": None}
 
 
 def is_quiet(params: dict) -> bool:
-    """Whether LightGBM's ``verbosity`` (or ``verbose``) in ``params`` is below 0."""
-    value = next((params[key] for key in ("verbosity", "verbose") if params.get(key) is not None), 1)
+    """Whether LightGBM's ``verbosity`` in ``params`` (canonical names: the adapter resolves them) is below 0."""
+    value = params.get("verbosity")
+    value = 1 if value is None else value
     try:
         return int(value) < 0
     except (TypeError, ValueError):

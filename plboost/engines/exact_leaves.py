@@ -58,7 +58,7 @@ from .._constraints import Options, check
 from .._engine_registry import ENGINES
 from .._jit import kernel
 from ..objectives import PLRank
-from .parameters import check_leaf_values
+from .parameters import canonical_engine_params, check_leaf_values
 
 try:  # LightGBM >= 4.6 names the fields of an evaluation result
     from lightgbm.basic import EvalResult as _EvalResult
@@ -74,13 +74,9 @@ _DEFAULTS = {"learning_rate": 0.1, "lambda_l1": 0.0, "lambda_l2": 0.0, "max_delt
 
 
 def lightgbm_param(params: dict, name: str):
-    """The value of LightGBM parameter ``name`` in ``params`` under any of its aliases (LightGBM's own alias
-    table, read through the engine registry), else the default."""
-    canonical = ENGINES["lightgbm"].canonical_names()
-    for key, value in params.items():
-        if canonical.get(key, key) == name:
-            return value
-    return _DEFAULTS[name]
+    """The value of LightGBM parameter ``name`` in ``params`` (canonical names: :class:`ExactLeafValues` resolves
+    the aliases once), else LightGBM's default."""
+    return params.get(name, _DEFAULTS[name])
 
 
 def leaf_values(gradient_sums, curvatures, *, learning_rate, lambda_l1=0.0, lambda_l2=0.0, max_delta_step=0.0):
@@ -178,7 +174,7 @@ class ExactLeafValues:
         data, scored with the rewritten trees and reported as ``("valid", "ndcg@<eval_at>")``.
     params : dict
         The LightGBM parameters of the run (learning rate, ``lambda_l1``, ``lambda_l2``,
-        ``max_delta_step`` under any alias).
+        ``max_delta_step`` under any alias: resolved here, once).
     curvature : "exact" or "diagonal"
         "diagonal" sums the objective's hessians instead, as LightGBM does: it reproduces LightGBM's own
         leaf values and serves as a check of the regularisation arithmetic.
@@ -195,7 +191,7 @@ class ExactLeafValues:
             raise ValueError(f"exact leaf values are defined for PLRank (the paper's Eqn. 9), not {objective!r}")
         check_leaf_values("exact", ENGINES["lightgbm"].name, objective)  # the objective's own settings
         curvature = check(curvature, Options("exact", "diagonal"), "curvature", "ExactLeafValues")
-        params = dict(params or {})
+        params = canonical_engine_params(ENGINES["lightgbm"].name, params)
         _refuse_unsupported(params)
         self._objective = objective
         self.curvature = curvature
@@ -387,7 +383,6 @@ def _cached_score_change(booster, before, dataset=None):
     return found[0] if found else (None, None)
 
 
-_METRIC_ALIASES = ("metric", "metrics", "metric_types")
 _NO_METRIC = {"", "none", "null", "na", "custom"}
 
 
@@ -396,13 +391,11 @@ def _registered_validation(booster, X):
     its scores), or None when LightGBM has metrics to compute (it would compute them on it) or refuses."""
     import lightgbm as lgb
 
-    params = booster.params or {}
-    for alias in _METRIC_ALIASES:
-        names = params.get(alias)
-        names = [names] if names is None or isinstance(names, str) else list(names)
-        if any(str(part).strip().lower() not in _NO_METRIC
-               for name in names if name is not None for part in str(name).split(",")):
-            return None
+    names = canonical_engine_params(ENGINES["lightgbm"].name, booster.params).get("metric")
+    names = [names] if names is None or isinstance(names, str) else list(names)
+    if any(str(part).strip().lower() not in _NO_METRIC
+           for name in names if name is not None for part in str(name).split(",")):
+        return None
     try:
         dataset = lgb.Dataset(X, free_raw_data=True).set_reference(booster.train_set)
         booster.add_valid(dataset, "plboost_validation")

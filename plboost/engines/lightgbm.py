@@ -20,12 +20,11 @@ from ..objectives import RankingObjective
 from ._base import TrainedModel, describe_objective, engine_message, engine_refusal
 from ._progress import RoundProgress
 from .exact_leaves import ExactLeafValues
-from .parameters import check_engine_params, check_leaf_values
+from .parameters import canonical_engine_params, check_engine_params, check_leaf_values
 from .settings import TrainingSettings, training_settings
 
 #: LightGBM's ndcg metric and lambdarank objective refuse queries of more documents (its ``kMaxPosition``)
 LIGHTGBM_MAX_QUERY = 10000
-_METRIC_KEYS = ("metric", "metrics", "metric_types")
 
 
 @contextlib.contextmanager
@@ -123,15 +122,14 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     """
     s = training_settings(settings, setting_keywords)
     rounds, early_stopping, eval_at, leaf_values = s.rounds, s.early_stopping, s.eval_at, s.leaf_values
-    engine_params = dict(s.engine_params)
     check_leaf_values(leaf_values, ENGINE.name, objective)
     train_data, valid_data = training_data(train_data, valid_data, out_of_core=out_of_core, **(load_options or {}))
     if leaf_values == "exact" and any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)):
         raise ValueError("leaf_values='exact' predicts every training document's leaf each round from X in memory; "
                          "train out-of-core data with leaf_values='diagonal' (or read them into memory)")
     name, objective_params = describe_objective(objective)
-    check_engine_params(ENGINE.name, engine_params, objective=name, eval_at=eval_at)
-    params = _booster_params(objective, s)
+    engine_params = resolved_engine_params(s.engine_params, objective=name, eval_at=eval_at)
+    params = _booster_params(objective, s, engine_params)
     if early_stopping and valid_data is None:
         raise ValueError("early_stopping needs validation data")
     if isinstance(objective, str) and objective == "lambdarank" and _largest_query(train_data)[1] > LIGHTGBM_MAX_QUERY:
@@ -142,10 +140,10 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
     if own_metric:
         params["metric"] = "None"
         feval = _plboost_ndcg(valid_data, eval_at) if valid_data is not None else None
-    _check_on_two_rows(params, engine_params)
+    _check_on_two_rows(params, s.engine_params)
     # Dataset-level parameters (max_bin, min_data_in_leaf, ...) must be known when the bins are built.
     dataset_params = {k: v for k, v in params.items() if k != "objective"}
-    train_set = _constructed_train_set(train_data, dataset_params, params, engine_params)
+    train_set = _constructed_train_set(train_data, dataset_params, params, s.engine_params)
     refit = None
     if leaf_values == "exact":
         # plboost scores the validation data itself: LightGBM's cached scores would miss the rewritten leaves
@@ -188,7 +186,7 @@ def train_lightgbm(objective, train_data, valid_data=None, settings: TrainingSet
             if named:
                 raise ValueError(_query_limit_message("LightGBM's ndcg metric", *named[0])
                                  + "; leave the metric to plboost (no metric= engine parameter)") from error
-        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+        raise _refusal(error, params, s.engine_params) from error
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -207,7 +205,7 @@ def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | No
     """Why plboost, not LightGBM's ndcg metric, scores the validation data (None: LightGBM does): the metric would
     refuse a query of over ``LIGHTGBM_MAX_QUERY`` documents, or score with other gains than plboost's
     (``label_gain``). A metric the user names in ``engine_params`` is left to LightGBM."""
-    if any(key in engine_params for key in _METRIC_KEYS):
+    if "metric" in engine_params:
         return None
     if max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None) > LIGHTGBM_MAX_QUERY:
         return f"a query has over {LIGHTGBM_MAX_QUERY} documents"
@@ -222,34 +220,48 @@ def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | No
 REPRODUCIBLE = dict(ENGINE.reproducible_settings)
 
 
-def reproducible_params(params: dict, engine_params: dict | None) -> dict:
-    """``params`` (plboost's, canonical names) without those the user's ``engine_params`` set under any name, with
-    :data:`REPRODUCIBLE` where the user chose neither histogram layout, then ``engine_params``: the user's value of
-    a parameter replaces plboost's whatever the name it is given by (LightGBM keeps the canonical name's)."""
-    canonical = ENGINE.canonical_names()
-    given = {canonical.get(name, name) for name in engine_params or {}}
+def resolved_engine_params(engine_params, *, objective: str, eval_at: int | None) -> dict:
+    """The user's ``engine_params`` checked (:func:`~plboost.engines.parameters.check_engine_params`, whose errors
+    name a parameter as the user spelled it) and then under LightGBM's canonical names, from LightGBM's own alias
+    table (as ``lightgbm.train`` resolves them on entry): every step after this one reads one name per parameter.
+    """
+    check_engine_params(ENGINE.name, dict(engine_params), objective=objective, eval_at=eval_at)
+    return canonical_engine_params(ENGINE.name, engine_params)
+
+
+def reproducible_params(params: dict, engine_params: dict) -> dict:
+    """``params`` (plboost's) without those the user's ``engine_params`` set, with :data:`REPRODUCIBLE` where the
+    user chose neither histogram layout, then ``engine_params``: the user's value of a parameter replaces plboost's.
+    Both under canonical names (:func:`resolved_engine_params`)."""
+    given = set(engine_params)
     chosen = {} if given & {"force_col_wise", "force_row_wise"} else {"force_col_wise": True}
     if "deterministic" not in given:
         chosen["deterministic"] = True
-    return {**{k: v for k, v in {**params, **chosen}.items() if k not in given}, **(engine_params or {})}
+    return {**{k: v for k, v in {**params, **chosen}.items() if k not in given}, **engine_params}
 
 
-def _booster_params(objective, settings: TrainingSettings) -> dict:
-    """LightGBM's parameters for ``settings`` (validation NDCG@eval_at, :data:`REPRODUCIBLE`); the engine
-    parameters override them."""
+def _booster_params(objective, settings: TrainingSettings, engine_params: dict) -> dict:
+    """LightGBM's parameters for ``settings`` (validation NDCG@eval_at, :data:`REPRODUCIBLE`); the (resolved)
+    ``engine_params`` override them."""
     params = {"objective": objective, "learning_rate": settings.learning_rate, "num_leaves": settings.num_leaves,
               "seed": settings.seed, "metric": "ndcg", "eval_at": [settings.eval_at], "verbosity": -1}
-    return reproducible_params(params, dict(settings.engine_params))
+    return reproducible_params(params, engine_params)
 
 
-def _constructed_train_set(train_data, dataset_params: dict, params: dict, engine_params: dict):
+def _refusal(error, params: dict, given) -> ValueError:
+    """:func:`~plboost.engines._base.engine_refusal` naming a parameter as the user spelled it (``given``: the
+    user's engine parameters), with LightGBM's name of it beside an alias."""
+    return engine_refusal(ENGINE.label, error, params, dict(given or {}), ENGINE.canonical_names())
+
+
+def _constructed_train_set(train_data, dataset_params: dict, params: dict, given):
     """The training set's bins, built with the dataset-level parameters; LightGBM's refusal of a parameter, or
     a training set left without a feature to split, raises ValueError."""
     try:
         with without_fatal_echo():  # bad parameters show here: LightGBM reads them all to build the bins
             train_set = train_data.to_lightgbm(params=dataset_params).construct()
     except lgb.basic.LightGBMError as error:
-        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+        raise _refusal(error, params, given) from error
     if all(train_set.feature_num_bin(i) == 0 for i in range(train_set.num_feature())):
         raise ValueError(
             f"LightGBM kept none of the {train_set.num_feature()} features of the training data: each is constant "
@@ -290,13 +302,13 @@ def fit_dask(client, objective, train, valid, settings: TrainingSettings):
         raise ValueError("LightGBM's Dask interface has no early stopping; train a fixed number of rounds")
     # no validation data here, so no metric: LightGBM's default one for rankers (ndcg) would refuse
     # queries of over 10,000 documents
-    engine_params = dict(settings.engine_params)
+    engine_params = canonical_engine_params(ENGINE.name, settings.engine_params)  # checked by train_dask
     params = reproducible_params({"n_estimators": settings.rounds, "learning_rate": settings.learning_rate,
                                   "num_leaves": settings.num_leaves, "random_state": settings.seed, "verbosity": -1,
                                   "metric": "None"}, engine_params)
     from ._dask_lightgbm import DaskRanker, quiet_client
 
-    _check_on_two_rows(params, engine_params)
+    _check_on_two_rows(params, settings.engine_params)
     if isinstance(objective, str) and objective == "lambdarank":
         sizes = np.asarray(train.group.compute())
         if sizes.size and sizes.max() > LIGHTGBM_MAX_QUERY:
@@ -310,7 +322,7 @@ def fit_dask(client, objective, train, valid, settings: TrainingSettings):
         with quiet_client(params):
             ranker.fit(train.X, train.labels, group=train.group)
     except lgb.basic.LightGBMError as error:
-        raise engine_refusal(ENGINE.label, error, params, engine_params) from error
+        raise _refusal(error, params, settings.engine_params) from error
     return ranker.to_local().booster_, params, [], None
 
 
@@ -318,21 +330,21 @@ def fit_dask(client, objective, train, valid, settings: TrainingSettings):
 _PROBE_ROWS = 1000
 
 
-def _check_on_two_rows(params: dict, given: dict | None) -> None:
+def _check_on_two_rows(params: dict, given) -> None:
     """Raise ValueError for parameters LightGBM refuses, found on two rows here rather than by every Dask worker
     (each would log its error and traceback) or after the training set's bins are built. With random forests
     (``boosting="rf"``), whose bagging settings LightGBM checks only when it makes a booster, a booster is made too,
     on a thousand rows."""
     try:
-        probe = {k: v for k, v in params.items() if k not in ("objective", "verbose", "metric")}
+        probe = {k: v for k, v in params.items() if k not in ("objective", "verbosity", "metric")}
         with without_fatal_echo():  # quiet: two rows make LightGBM warn of features it cannot split
             probe_set = lgb.Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]), params={**probe, "verbosity": -1})
             probe_set.construct()
-        if str(probe.get("boosting", probe.get("boosting_type", ""))).lower() in ("rf", "random_forest"):
+        if str(probe.get("boosting", "")).lower() in ("rf", "random_forest"):
             # refused only when a booster is made; on enough rows that any bagging fraction keeps one
             rows = np.arange(_PROBE_ROWS, dtype=np.float64).reshape(-1, 1)
             with without_fatal_echo():
                 lgb.Booster({**probe, "verbosity": -1},
                             lgb.Dataset(rows, rows[:, 0] % 2, params={**probe, "verbosity": -1}).construct())
     except lgb.basic.LightGBMError as error:
-        raise engine_refusal(ENGINE.label, error, params, given) from error
+        raise _refusal(error, params, given) from error

@@ -2,10 +2,12 @@
 
 import numpy as np
 import pytest
+from lightgbm.basic import _ConfigAliases
 
 from plboost import metrics
 from plboost.data import RankingData
 from plboost.engines import engine_message, train
+from plboost.engines.exact_leaves import ExactLeafValues
 from plboost.engines.lightgbm import LIGHTGBM_MAX_QUERY
 from plboost.objectives import PLRank
 
@@ -74,7 +76,10 @@ def test_xgboost_has_no_query_size_limit(objective):
     ("lightgbm", {"learning_rate": "fast"},
      r"^LightGBM refuses the parameter learning_rate='fast': Unknown token fast"),
     ("lightgbm", {"min_child_samples": -1},
-     r"^LightGBM refuses to train: Check failed: \(min_data_in_leaf\) >= \(0\)$"),
+     r"^LightGBM refuses the parameter min_child_samples=-1 \(LightGBM's min_data_in_leaf\): Check failed: "
+     r"\(min_data_in_leaf\) >= \(0\)$"),
+    ("lightgbm", {"max_bins": 1},
+     r"^LightGBM refuses the parameter max_bins=1 \(LightGBM's max_bin\): Check failed: \(max_bin\) > \(1\)$"),
     ("xgboost", {"max_bin": -5},
      r"^XGBoost refuses the parameter max_bin=-5: value -5 for Parameter max_bin should be greater equal to 2$"),
     ("xgboost", {"tree_method": "bogus"},
@@ -115,3 +120,31 @@ def test_data_that_is_not_a_ranking_dataset_is_refused_by_type(engine, which, gi
                                              rf"or a file.s path, "
                                              rf"got {given}; from arrays X, y and query sizes g: RankingData\(X, y, "):
         train(engine, PLRank(), data["train_data"], data["valid_data"], rounds=1)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("name", sorted(_ConfigAliases.get("metric")))
+def test_a_metric_under_any_of_lightgbms_names_is_left_to_lightgbm(name):
+    """plboost scores a long query itself unless the user names a metric, under whichever of LightGBM's names."""
+    data = with_long_query(LIGHTGBM_MAX_QUERY + 1)
+    with pytest.raises(ValueError, match=r"^LightGBM's ndcg metric takes queries of at most 10000 documents"):
+        train("lightgbm", PLRank(), data, data, rounds=1, engine_params={name: "ndcg"})
+
+
+@pytest.mark.parametrize("canonical", ["learning_rate", "lambda_l1", "lambda_l2", "max_delta_step"])
+def test_exact_leaves_read_the_regularisation_under_every_lightgbm_name(canonical):
+    data = with_long_query(30)
+    names = sorted(_ConfigAliases.get(canonical))
+    assert len(names) >= 2, names  # the table is LightGBM's: every name of the parameter it knows
+    for name in names:
+        refit = ExactLeafValues(PLRank(), data, params={name: 0.37})
+        assert getattr(refit, canonical) == 0.37, name
+
+
+@pytest.mark.parametrize("canonical, value", [("boosting", "dart"), ("bagging_fraction", 0.5), ("path_smooth", 1.0)])
+def test_exact_leaves_refuse_a_setting_under_every_lightgbm_name(canonical, value):
+    data = with_long_query(30)
+    for name in sorted(_ConfigAliases.get(canonical)):
+        for freq in sorted(_ConfigAliases.get("bagging_freq"))[:2]:
+            with pytest.raises(ValueError, match=r"^exact leaf values do not support"):
+                ExactLeafValues(PLRank(), data, params={name: value, freq: 1})
