@@ -157,6 +157,15 @@ def _floor(hess: np.ndarray, floor: np.float32) -> None:
 
 
 @helper
+def zero_query(grad, hess, lo, hi):
+    """Gradients and raw hessians 0 for query ``lo:hi``, which no term of a loss reaches (one document, one grade,
+    no gain): every kernel's opening for a query it skips."""
+    for i in range(lo, hi):
+        grad[i] = 0.0
+        hess[i] = 0.0
+
+
+@helper
 def widest_query(offsets, first, end):
     """The most documents of one of queries ``first <= q < end`` (at least 1): the size of a kernel's per-query
     scratch arrays."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit import helper
 from .._numerics import exp_vectorizable, logaddexp
-from ._base import widest_query
+from ._base import widest_query, zero_query
 
 #: a query whose labels are all whole numbers below this (grades) is partitioned by counting
 GRADES = 32
@@ -155,8 +155,7 @@ def start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifte
     ``grad64`` and ``hess64`` (by rank) start at 0."""
     n_parts = label_groups(labels, lo, hi, order, starts, grade_of)
     if n_parts < 2:
-        grad[lo:hi] = 0.0
-        hess[lo:hi] = 0.0
+        zero_query(grad, hess, lo, hi)
         return n_parts
     partition_scores(scores, lo, order, starts, n_parts, ordered, shifted, top, below)
     grad64[:hi - lo] = 0.0

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._jit import helper, kernel
 from .._numerics import stable_argsort
-from ._base import DEFAULT_HESSIAN_FLOOR
+from ._base import DEFAULT_HESSIAN_FLOOR, zero_query
 
 #: LightGBM's default label_gain covers labels 0..30
 DEFAULT_GAIN_LABELS = 31
@@ -270,13 +270,11 @@ def lambda_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
     """Gradients and raw hessians of queries ``first <= q < end`` by ``lambda_pairs``, and with ``with_loss`` each
     query's loss (see there) in ``losses``. Queries of one document or no gain get zeros."""
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
         losses[q] = 0.0
         if n < 2 or inverse_max_dcgs[q] == 0.0:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
+            zero_query(grad, hess, lo, hi)
             continue
         by_score, score, gain, expo, level, _ = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)

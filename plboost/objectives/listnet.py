@@ -37,7 +37,7 @@ import numpy as np
 
 from .._constraints import Boolean, Options
 from .._jit import helper, kernel, over_queries
-from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective, zero_query
 
 #: the top-one distributions of the labels ``target`` can name
 TARGETS = ("softmax", "gain")
@@ -47,8 +47,7 @@ TARGETS = ("softmax", "gain")
 def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_uniform, bounded, grad, hess, losses):
     """ListNet loss of queries ``first <= q < end`` (written to ``losses``), gradients and raw hessians."""
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         top_score = scores[lo]
         top_label = labels[lo]
         bottom_label = labels[lo]
@@ -62,9 +61,7 @@ def _listnet_kernel(first, end, scores, labels, offsets, gain_target, skip_unifo
             score_sum += np.exp(scores[i] - top_score)
             target_sum += _target_weight(labels[i], top_label, gain_target)
         if target_sum == 0.0 or (skip_uniform and top_label == bottom_label):  # no target, or a uniform one
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
+            zero_query(grad, hess, lo, hi)
             losses[q] = 0.0
             continue
         log_normaliser = top_score + np.log(score_sum)

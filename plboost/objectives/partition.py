@@ -385,8 +385,7 @@ def _pl_partition_kernel(first, end, scores, labels, offsets, target, grad, hess
     terms_h = np.empty(widest + _LANES)
     terms_xh = np.empty(widest + _LANES)
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         evaluations[q] = 0
         losses[q] = 0.0
         n_parts = start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,

@@ -34,8 +34,7 @@ def _pl_lower_bound_kernel(first, end, scores, labels, offsets, grad, hess, loss
                                                                                                   offsets)
     sizes = np.empty(widest)
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         losses[q] = 0.0
         n_parts = start_query(scores, labels, lo, hi, order, grade_of, starts, ordered, shifted, top, below,
                                grad64, hess64, grad, hess)

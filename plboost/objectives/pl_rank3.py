@@ -138,7 +138,7 @@ from .._numerics import logaddexp, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
-                    widest_query)
+                    widest_query, zero_query)
 
 #: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
 GAINS = ("exp", "linear")
@@ -297,13 +297,10 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     pooled_grade = np.empty((2, n_grades))  # lambda: l1 / Z, l2 / Z^2 per grade
     pooled_inside = np.empty((4, widest))
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
         if scale[q] == 0.0:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
+            zero_query(grad, hess, lo, hi)
             continue
         k = min(n, top_k)
         top_score, bottom_score = score_range(scores, lo, hi)

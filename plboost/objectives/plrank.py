@@ -74,7 +74,7 @@ from .._engine_registry import EXACT_LEAF_ENGINES, LEAF_VALUES
 from .._jit import helper, kernel, over_queries, query_ranges, run_in_threads, thread_count
 from .._numerics import exp_vectorizable, logaddexp, stable_argsort
 from .._random import query_stream_key, uniform
-from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective
+from ._base import CURVATURES, DEFAULT_HESSIAN_FLOOR, QueryData, RankingObjective, zero_query
 
 
 # --------------------------------------------------------------------------------------------------
@@ -276,8 +276,7 @@ def _plrank_gradients(first, end, scores, state, outside, log_z, chain_log_z, ch
     for q in range(first, end):
         lo, hi, k, block, first_member, n_members = _query_view(state, q)
         if k == 0:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
+            zero_query(grad, hess, lo, hi)
             losses[q] = 0.0
             continue
         row = state.weight_start[q]  # position j weighs weights[row + j] (all 1 for PLRank)

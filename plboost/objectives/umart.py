@@ -36,7 +36,7 @@ import numpy as np
 
 from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
 from .._jit import helper, kernel, over_queries
-from ._base import QueryData, RankingObjective
+from ._base import QueryData, RankingObjective, zero_query
 from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
                           lambdarank_hessian_floor, position_discounts, sorted_query, write_query)
 
@@ -162,12 +162,10 @@ def _umart_kernel(first, end, scores, labels, offsets, inverse_max_dcgs, gains, 
     pair costs O(1) and no exponential.
     """
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
         if n < 2 or inverse_max_dcgs[q] == 0.0:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
+            zero_query(grad, hess, lo, hi)
             continue
         by_score, score, gain, expo, level, n_levels = sorted_query(scores, labels, lo, hi, gains, sigma)
         lam_p = np.zeros(n)

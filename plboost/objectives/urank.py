@@ -33,7 +33,7 @@ import numpy as np
 from .._jit import kernel, over_queries
 from .._numerics import logaddexp
 from .._queries import InvalidLabelError
-from ._base import QueryData, RankingObjective, widest_query
+from ._base import QueryData, RankingObjective, widest_query, zero_query
 from ._groups import label_groups
 
 #: URank's largest label: its weights 2^y - 1 summed over a query of up to 2^27 documents stay below
@@ -59,13 +59,11 @@ def _urank_kernel(first, end, scores, labels, offsets, grad, hess, losses):
     group_a = np.empty(widest)  # log of the group's sum of w_d / (e^{s_d} + Z)
     group_b = np.empty(widest)  # log of the group's sum of w_d / (e^{s_d} + Z)^2
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         n_groups = label_groups(labels, lo, hi, order, starts, grade_of)
         losses[q] = 0.0
         if n_groups < 2:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
+            zero_query(grad, hess, lo, hi)
             continue
 
         # log Z of each group: the log-sum-exp of every document in the groups below it

@@ -47,7 +47,7 @@ from .._numerics import score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
-                    widest_query)
+                    widest_query, zero_query)
 
 NOISES = ("logistic", "gumbel", "none")
 LOSSES = ("classic", "dcg", "ndcg", "mrr")
@@ -138,13 +138,10 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
         decays[t] = weight_scale * decay ** t
         discounts[t] = 1.0 / np.log2(2.0 + t) if t < top else 0.0
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
         if factors[q] == 0.0:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-                hess[i] = 0.0
+            zero_query(grad, hess, lo, hi)
             continue
         top_score, bottom_score = score_range(scores, lo, hi)
         linear = noise_scale > 0.0 and (top_score - bottom_score) / noise_scale <= _LINEAR_SPAN
@@ -280,8 +277,7 @@ def _query_factors(first, end, labels, gains, offsets, mode, top, result):
     """Each query's normaliser: 1 / ideal DCG@top for NDCG, else 1; 0 where no pair can count (fewer than two
     labels; no relevant and irrelevant document for MRR; an ideal DCG of 0)."""
     for q in range(first, end):
-        lo = offsets[q]
-        hi = offsets[q + 1]
+        lo, hi = offsets[q], offsets[q + 1]
         varied = False
         relevant = 0
         for i in range(lo, hi):
