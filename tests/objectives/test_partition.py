@@ -1,4 +1,4 @@
-"""PL-Partition and PL-LB against exact likelihoods, a plain reference quadrature, and their derivatives."""
+"""PL-Partition against exact likelihoods, a plain reference quadrature, and their derivatives."""
 
 import importlib.util
 import itertools
@@ -77,16 +77,6 @@ def _inclusion_exclusion(scores, labels):
                                   for size in range(len(a) + 1)
                                   for subset in itertools.combinations(range(len(a)), size))
         total -= mpmath.log(probability)
-    return total
-
-
-@mpmath.workdps(DIGITS)
-def lower_bound_loss(scores, labels):
-    """-Σ log [n_S! Π_S e^{s_i} / (Σ_{S∪R} e^{s_j})^{n_S}]."""
-    total = mpmath.mpf(0)
-    for upper, lower in steps(scores, labels):
-        everything = mpmath.fsum(mpmath.exp(s) for s in upper + lower)
-        total -= mpmath.log(mpmath.factorial(len(upper))) + mpmath.fsum(upper) - len(upper) * mpmath.log(everything)
     return total
 
 
@@ -391,7 +381,7 @@ def test_labels_beyond_the_grades_give_the_same_partitions():
     scores = rng.normal(size=80)
     grades = rng.integers(0, 5, size=80).astype(float)
     offsets = np.array([0, 50, 80])
-    for obj in (PLPartition(), PLLowerBound()):
+    for obj in (PLPartition(), PLLowerBound()):  # the partitions are shared (objectives/_groups.py)
         expected = obj.losses(scores, grades, offsets), obj.gradients(scores, grades, offsets)
         for labels in (grades * 1000, grades + 29, 7 * grades ** 2):
             np.testing.assert_array_equal(obj.losses(scores, labels, offsets), expected[0])
@@ -428,23 +418,3 @@ def test_queries_with_one_label_have_no_loss():
 def test_bad_quadrature_steps_are_refused(step):
     with pytest.raises(ValueError, match="quadrature_step"):
         PLPartition(quadrature_step=step)
-
-
-# --------------------------------------------------------------------------------------------------
-# PL-LB
-
-@pytest.mark.parametrize("seed", range(4))
-def test_lower_bound_matches_finite_differences_and_bounds_the_likelihood(seed, central_differences):
-    rng = np.random.default_rng(200 + seed)
-    n = int(rng.integers(2, 25))
-    scores = rng.normal(scale=3.0, size=n)
-    labels = rng.integers(0, 4, size=n).astype(float)
-    labels[0], labels[-1] = 3.0, 0.0
-    offsets = np.array([0, n])
-    grad, hess = PLLowerBound().gradients(scores, labels, offsets)
-    fd_grad, fd_hess, loss = central_differences(lambda s: lower_bound_loss(s, labels), scores, digits=DIGITS)
-    np.testing.assert_allclose(grad, fd_grad, rtol=2e-6, atol=1e-7)
-    np.testing.assert_allclose(hess, np.maximum(fd_hess, 1e-6), rtol=2e-6, atol=1e-7)
-    bound = PLLowerBound().losses(scores, labels, offsets)[0]
-    assert bound == pytest.approx(float(loss), rel=1e-12)
-    assert bound >= PLPartition().losses(scores, labels, offsets)[0] - 1e-9  # -log of a lower bound
