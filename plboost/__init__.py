@@ -46,6 +46,8 @@ _PUBLIC = {
     "Ranker": "plboost.sklearn",
     "query_folds": "plboost.cv",
     "CutQueryError": "plboost._queries",
+    # ranking policies
+    "PlackettLucePolicy": "plboost.policies",
 }
 
 
@@ -61,7 +63,8 @@ def _objective_classes() -> dict[str, str]:
 #: ``tests/test_public_api.py`` checks that it holds every name above and every registered objective's class
 __all__ = [
     "CutQueryError", "DataFormatError", "ENGINES", "LambdaLoss", "ListNet", "OBJECTIVES", "OutOfCoreData",
-    "PLLowerBound", "PLPartition", "PLRank", "PLRank3", "PositionAwareListMLE", "Ranker", "RankingData",
+    "PLLowerBound", "PLPartition", "PLRank", "PLRank3", "PlackettLucePolicy", "PositionAwareListMLE", "Ranker",
+    "RankingData",
     "RankingObjective", "SavedModel", "TrainedModel", "TrainingSettings", "UMart", "URank", "YetiRank", "__version__",
     "average_precision", "clear_cache", "err", "evaluate", "get_objective", "load_model", "load_out_of_core",
     "load_splits", "load_svmlight", "load_table", "make_synthetic", "mean_average_precision", "ndcg", "query_folds",
@@ -96,4 +99,5 @@ if TYPE_CHECKING:  # what static tools and IDEs see
                           registered_metrics, unregister_metric)
     from .objectives import (OBJECTIVES, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3,
                              PositionAwareListMLE, RankingObjective, UMart, URank, YetiRank, get_objective)
+    from .policies import PlackettLucePolicy
     from .sklearn import Ranker

@@ -148,7 +148,7 @@ FLOORS = {
     "plboost._queries": 0, "plboost._engine_registry": 0, "plboost._values": 0, "plboost._extras": 0,
     "plboost._constraints": 0, "plboost._writing": 0,
     # 1: kernels and what is computed from scores: objectives, metrics, significance tests
-    "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1,
+    "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1, "plboost.policies": 1,
     # 2: data
     "plboost.data": 2,
     # 3: training, and what one training run needs around it
