@@ -100,6 +100,22 @@ class PlackettLucePolicy:
                      np.uint64(seed), ranks)
         return ranks
 
+    def top_documents(self, counts, *, seed: int = 0) -> np.ndarray:
+        """The top ``top_k`` documents of ``counts[q]`` rankings of each query q: an int64 array (sum of counts,
+        top_k) of document indices (into ``scores``; -1 below a query's end), query by query, ranking j of query q
+        at row ``sum(counts[:q]) + j``: the rankings :meth:`sample` gives as its rows, without the
+        n_samples x documents array (what a simulated log of many impressions needs)."""
+        counts = np.asarray(counts)
+        if counts.shape != (self.offsets.size - 1,) or (counts.size and (counts.min() < 0)):
+            raise ValueError(f"PlackettLucePolicy.top_documents: counts must hold a number >= 0 per query "
+                             f"({self.offsets.size - 1}), got shape {counts.shape}")
+        seed = check(seed, SEED, "seed", "PlackettLucePolicy.top_documents")
+        starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        top = np.full((int(starts[-1]), self.top_k), -1, dtype=np.int64)
+        over_queries(_top_kernel, self.offsets, self.scores, self.offsets, self.temperature, self.top_k,
+                     np.uint64(seed), starts, top)
+        return top
+
     def rank_probabilities(self, *, method: str = "auto", n_samples: int = 10_000, seed: int = 0) -> Estimate:
         """Each document's probability of each rank 1..``top_k``: a (documents, top_k) array, with standard
         errors. ``method``: "exact" (queries of at most ``EXACT_LIMIT`` documents; at temperature 0 any size),
@@ -229,6 +245,25 @@ def _sample_kernel(first, end, scores, offsets, temperature, top_k, seed, ranks)
             ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
             for j in range(min(hi - lo, top_k)):
                 ranks[i, lo + ranked[j]] = j + 1
+
+
+@kernel
+def _top_kernel(first, end, scores, offsets, temperature, top_k, seed, starts, top):
+    """The top documents of rankings ``0 .. starts[q + 1] - starts[q] - 1`` of queries ``first <= q < end``."""
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
+    for q in range(first, end):
+        if starts[q + 1] == starts[q]:
+            continue
+        lo, hi = offsets[q], offsets[q + 1]
+        order, key = _query_stream(seed, scores, lo, hi, relative, zeros)
+        by_score = np.argsort(-scores[lo:hi], kind="mergesort")
+        for i in range(starts[q + 1] - starts[q]):
+            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
+            for j in range(min(hi - lo, top_k)):
+                top[starts[q] + i, j] = lo + ranked[j]
 
 
 @kernel

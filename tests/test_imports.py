@@ -150,7 +150,7 @@ FLOORS = {
     # 1: kernels and what is computed from scores: objectives, metrics, significance tests
     "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1, "plboost.policies": 1,
     # 2: data
-    "plboost.data": 2,
+    "plboost.data": 2, "plboost.clicks": 2,
     # 3: training, and what one training run needs around it
     "plboost.engines": 3, "plboost.tuning": 3, "plboost.records": 3, "plboost.outputs": 3, "plboost.cv": 3,
     # 4: experiments (comparisons of many runs)

@@ -83,6 +83,20 @@ def load_table(path, query=DEFAULT_QUERY, label=DEFAULT_LABEL, features=None, so
     return RankingData(arrays.X, arrays.labels, arrays.qids, arrays.offsets, path, arrays.feature_names)
 
 
+def read_frame(path):
+    """Every column of the Parquet or CSV table at ``path`` as a pandas DataFrame, with the loaders' refusals (the
+    file named: not a file, empty, a header naming a column twice, not Parquet or CSV)."""
+    path = Path(path)
+    where = f"{path}: "
+    if table_format(path) == "parquet":
+        frame = _read_parquet(path, None, None, None, where)
+    else:
+        frame = _read_csv(path, None, None, None, where)
+    if frame.empty:
+        raise ValueError(f"{where}no rows")
+    return frame
+
+
 def label_column(path, label=DEFAULT_LABEL) -> np.ndarray | None:
     """The column ``label`` of the table at ``path``, read alone (no features), as float64; None where it cannot
     be read so (no such column, labels that are not numbers, no pyarrow, not a regular file), which
