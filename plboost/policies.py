@@ -210,7 +210,7 @@ def _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score):
             keys[d] = (scores[lo + d] - top) / temperature - np.log(-np.log(u)) if u > 0.0 else -np.inf
             tied = tied or keys[d] == -np.inf
     if not tied:
-        return np.argsort(-keys[:n])
+        return np.argsort(-keys[:n], kind="mergesort")
     by_draw = by_score[np.argsort(-keys[:n][by_score], kind="mergesort")] if temperature > 0.0 else \
         np.argsort(-keys[:n], kind="mergesort")
     if temperature > 0.0:
