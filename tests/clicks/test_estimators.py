@@ -1,0 +1,129 @@
+"""Each estimator checked for unbiasedness by simulation, as ../shared/spec/clicks.md section 5 does: over many
+simulated logs, the mean of the metric it estimates equals the metric computed from the true relevance, within
+standard errors; and each estimator that must fail (naive everywhere, IPS beyond a cut-off or under trust bias)
+fails visibly."""
+
+import numpy as np
+import pytest
+
+from plboost.clicks import PositionBasedModel, simulate_clicks
+from plboost.clicks.estimators import logging_policy, relevance_estimates
+from plboost.clicks.models import relevance_of_labels
+from plboost.data import RankingData
+from plboost.policies import PlackettLucePolicy
+
+N_LOGS, N_IMPRESSIONS = 120, 3000
+
+
+@pytest.fixture(scope="module")
+def queries():
+    """50 queries of 10 documents, labels 0-4, a logger's scores that know the labels a little."""
+    rng = np.random.default_rng(20240611)
+    labels = rng.integers(0, 5, size=500).astype(np.float64)
+    offsets = np.arange(0, 501, 10)
+    data = RankingData(rng.normal(size=(500, 3)).astype(np.float32), labels, np.arange(50), offsets)
+    logger = 0.5 * labels + rng.normal(size=500)
+    evaluated = labels + rng.normal(scale=2.0, size=500)  # the ranking whose DCG@5 is estimated
+    return data, logger, evaluated
+
+
+def dcg_weights(scores, offsets, k=5):
+    """omega_d: 1 / log2(1 + rank) of each document in the deterministic ranking of ``scores``, 0 below k."""
+    return PlackettLucePolicy(scores, offsets, temperature=0.0, top_k=k).exposure().values
+
+
+def z_of(estimator, queries, model, *, top_k, temperature, estimand, **options):
+    """(mean estimate - true value) / its standard error over N_LOGS logs, of the evaluated ranking's DCG@5
+    computed from the estimates (``estimand``: what the estimator targets, per document)."""
+    data, logger, evaluated = queries
+    omega = dcg_weights(evaluated, data.offsets)
+    true_value = float(omega @ estimand) / data.n_queries
+    values = []
+    for seed in range(N_LOGS):
+        log = simulate_clicks(data, logger, n_impressions=N_IMPRESSIONS, top_k=top_k, temperature=temperature,
+                              click_model=model, seed=seed)
+        extra = {"regression": options["regression"]} if "regression" in options else {}
+        estimates = relevance_estimates(log, estimator, click_model=model, **extra)
+        assert estimates.observed.all()
+        values.append(float(omega @ estimates.values) / data.n_queries)
+    values = np.array(values)
+    return (values.mean() - true_value) / (values.std(ddof=1) / np.sqrt(N_LOGS))
+
+
+def gamma(data, model):
+    """What IPS and policy-aware estimate under a position-based model: eps- + (eps+ - eps-) R."""
+    r = relevance_of_labels(data.labels, max_label=4)
+    return model.negative_noise + (model.positive_noise - model.negative_noise) * r
+
+
+PBM = PositionBasedModel()
+
+
+def test_ips_is_unbiased_when_every_document_is_shown_and_naive_is_not(queries):
+    data = queries[0]
+    assert abs(z_of("ips", queries, PBM, top_k=10, temperature=0.0, estimand=gamma(data, PBM))) < 3
+    assert abs(z_of("naive", queries, PBM, top_k=10, temperature=0.0, estimand=gamma(data, PBM))) > 5
+
+
+def test_policy_aware_is_unbiased_with_a_stochastic_top_k_logger_where_ips_fails(queries):
+    data = queries[0]
+    want = gamma(data, PBM)
+    assert abs(z_of("policy_aware", queries, PBM, top_k=5, temperature=1.0, estimand=want)) < 3
+    assert abs(z_of("ips", queries, PBM, top_k=5, temperature=1.0, estimand=want)) > 5
+
+
+def test_a_deterministic_top_k_logger_leaves_documents_unreachable(queries):
+    """Beyond a deterministic logger's cut-off no estimator can see a document: IPS and policy-aware are biased
+    there, and the documents are reported as unreachable."""
+    data, logger, _ = queries
+    want = gamma(data, PBM)
+    assert abs(z_of("ips", queries, PBM, top_k=5, temperature=0.0, estimand=want)) > 5
+    log = simulate_clicks(data, logger, n_impressions=500, top_k=5, click_model=PBM, seed=0)
+    estimates = relevance_estimates(log, "policy_aware", click_model=PBM)
+    assert estimates.unreachable.sum() == 250  # 5 of each query's 10
+    np.testing.assert_array_equal(estimates.values[estimates.unreachable], 0.0)
+
+
+TRUST = PositionBasedModel.trust_bias(top_k=10)
+
+
+def test_affine_corrects_trust_bias_where_ips_does_not(queries):
+    data = queries[0]
+    r = relevance_of_labels(data.labels, max_label=4)
+    assert abs(z_of("affine", queries, TRUST, top_k=5, temperature=1.0, estimand=r)) < 3
+    # propensities alone estimate eps+_k R + eps-_k (1 - R), with noise that varies by rank: not R
+    assert abs(z_of("policy_aware", queries, TRUST, top_k=5, temperature=1.0, estimand=r)) > 5
+
+
+@pytest.mark.parametrize("prior", ["opposite", "constant", "good"])
+def test_doubly_robust_is_unbiased_whatever_its_regression(queries, prior):
+    data = queries[0]
+    r = relevance_of_labels(data.labels, max_label=4)
+    regression = {"opposite": 1 - r, "constant": np.full_like(r, 0.5),
+                  "good": np.clip(r + np.random.default_rng(1).normal(scale=0.1, size=r.size), 0, 1)}[prior]
+    assert abs(z_of("doubly_robust", queries, TRUST, top_k=5, temperature=1.0, estimand=r,
+                    regression=regression)) < 3
+
+
+def test_the_estimators_read_the_logging_policy_and_click_model_from_a_simulated_log(queries):
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=400, top_k=4, temperature=0.5, click_model=TRUST, seed=3)
+    policy = logging_policy(log)
+    assert policy.temperature == 0.5 and policy.top_k == 4
+    np.testing.assert_array_equal(relevance_estimates(log, "affine").values,
+                                  relevance_estimates(log, "affine", click_model=TRUST).values)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda log: relevance_estimates(log, "best"), r"estimator must be one of"),
+    (lambda log: relevance_estimates(log, "doubly_robust", click_model=PBM), r"doubly_robust needs regression="),
+    (lambda log: relevance_estimates(log, "ips", click_model=PBM, examination=[1.0, 2.0]),
+     r"examination must be probabilities"),
+    (lambda log: relevance_estimates(log, "ips", click_model=PBM, clip=0.0), r"clip must be"),
+    (lambda log: relevance_estimates("log.parquet"), r"log must be a ClickLog"),
+])
+def test_bad_arguments_are_refused(queries, call, message):
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=50, top_k=4, click_model=PBM, seed=0)
+    with pytest.raises((ValueError, TypeError), match=message):
+        call(log)
