@@ -109,6 +109,18 @@ def check_labels(labels, *, max_label: int | None = DEFAULT_MAX_LABEL, name: str
     return writable(labels)
 
 
+def check_estimates(labels, *, name: str = "labels") -> np.ndarray:
+    """Validate relevance estimates (labels that estimate relevance, from clicks): any finite real numbers, as a
+    writable float64 array; ``InvalidLabelError`` names the first that is not finite."""
+    labels = np.asarray(labels, dtype=np.float64)
+    if labels.ndim != 1:
+        raise ValueError(f"{name}: labels must be a 1-d array, got shape {labels.shape}")
+    if not np.isfinite(labels).all():
+        i = int(np.flatnonzero(~np.isfinite(labels))[0])
+        raise InvalidLabelError(i, labels[i], "is not finite; relevance estimates must be finite numbers", name=name)
+    return writable(labels)
+
+
 #: the largest label whose gain 2^y - 1 is finite in float32, the type of the gradients and hessians the engines get
 #: (2^128 is beyond float32's 3.4e38)
 LARGEST_FLOAT32_GAIN_LABEL = 127

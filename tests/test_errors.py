@@ -400,8 +400,8 @@ CASES = [
          r"document\) for 10 queries of 400 documents"),
     Case("engine", "`train(\"lightgbm\", PLRank(), (X, y, group))` (arrays, not a dataset)",
          lambda d: train("lightgbm", PLRank(), (X, Y, GROUP)),
-         r"InputTypeError: train: train_data must be a plboost\.RankingData, OutOfCoreData or a file's path, "
-         r"got tuple"),
+         r"InputTypeError: train: train_data must be a plboost\.RankingData, OutOfCoreData, a file's path or a "
+         r"plboost\.clicks\.ClickData, got tuple"),
     Case("engine", "unsorted query ids in `xgb.DMatrix(qid=...)` (XGBoost's own check; "
          "`RankingData.to_xgboost()` sets the groups instead)",
          lambda d: xgb.DMatrix(X, Y, qid=np.repeat([3, 1, 2, 0, 4, 5, 6, 7, 8, 9], 40)),

@@ -10,10 +10,12 @@ bias of clicks.
   robust).
 """
 
-from .estimators import ESTIMATORS, RelevanceEstimates, logging_policy, relevance_estimates
+from .estimators import (ESTIMATORS, ClickData, RelevanceEstimates, logging_policy, relevance_estimates,
+                         training_data)
 from .log import ClickLog, ClickLogError, load_click_log
 from .models import CascadeModel, PositionBasedModel, relevance_of_labels
 from .simulation import simulate_clicks
 
-__all__ = ["ESTIMATORS", "CascadeModel", "ClickLog", "ClickLogError", "PositionBasedModel", "RelevanceEstimates",
-           "load_click_log", "logging_policy", "relevance_estimates", "relevance_of_labels", "simulate_clicks"]
+__all__ = ["ESTIMATORS", "CascadeModel", "ClickData", "ClickLog", "ClickLogError", "PositionBasedModel",
+           "RelevanceEstimates", "load_click_log", "logging_policy", "relevance_estimates", "relevance_of_labels",
+           "simulate_clicks", "training_data"]

@@ -165,3 +165,34 @@ def _regression(regression, n_documents: int) -> np.ndarray:
         raise ValueError(f"relevance_estimates: regression must hold a finite prediction per document "
                          f"({n_documents}), got shape {prior.shape}")
     return prior
+
+
+def training_data(log: ClickLog, estimates: RelevanceEstimates):
+    """The log's documents with ``estimates`` as their labels (:class:`~plboost.data.RankingData` with
+    ``relevance_estimates=True``), for an objective that takes estimates (``PLRank3(gain="estimate",
+    normalize=False)``). Only the queries the log has impressions of: the others have no estimate (their number
+    is ``log.n_queries - result.n_queries``)."""
+    from ..data.ranking_data import RankingData
+
+    if estimates.values.shape != (log.n_documents,):
+        raise ValueError(f"training_data: {estimates.values.size} estimates for a log of {log.n_documents} documents")
+    every = RankingData(log.X, estimates.values, log.qids, log.offsets, None, log.feature_names,
+                        relevance_estimates=True)
+    seen = np.bincount(log.impression_query, minlength=log.n_queries) > 0
+    if not seen.any():
+        raise ValueError("training_data: the click log has no impression")
+    return every if seen.all() else every.subset(np.flatnonzero(seen))
+
+
+class ClickData(NamedTuple):
+    """A click log and how to estimate relevance from it: what :func:`plboost.train` (and
+    :func:`plboost.engines.train`) take in place of labelled training data. ``options``: the keywords of
+    :func:`relevance_estimates` (``click_model``, ``examination``, ``regression``, ``clip``, ...)."""
+
+    log: ClickLog
+    estimator: str = "policy_aware"
+    options: dict = {}
+
+    def to_ranking_data(self):
+        """The training data: the log's documents labelled with the estimates (:func:`training_data`)."""
+        return training_data(self.log, relevance_estimates(self.log, self.estimator, **self.options))

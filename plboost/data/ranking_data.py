@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from .._engine_registry import stored_names
 from ..errors import InputTypeError
-from .._queries import DEFAULT_MAX_LABEL, check_labels, offsets_from_boundaries, offsets_from_sizes
+from .._queries import DEFAULT_MAX_LABEL, check_estimates, check_labels, offsets_from_boundaries, offsets_from_sizes
 from .._writing import write_atomic
 from .frames import DEFAULT_LABEL, DEFAULT_QUERY, frame_arrays
 
@@ -48,6 +48,10 @@ class RankingData:
     feature_names : tuple of str or None
         The name of each column of ``X``, for data read from a table (:meth:`from_pandas`,
         :func:`plboost.data.load_table`); None for SVMlight files, whose features are numbered.
+    relevance_estimates : bool, default False
+        The labels are estimates of relevance (from a click log: :meth:`plboost.clicks.ClickLog.training_data`),
+        any finite real numbers, negative ones included, not graded labels. Only objectives that take such
+        estimates train on them (``PLRank3(gain="estimate")``); they cannot be written as SVMlight.
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -56,13 +60,15 @@ class RankingData:
     offsets: np.ndarray
     source: Path | None = None
     feature_names: tuple[str, ...] | None = None
+    relevance_estimates: bool = False
 
     def __post_init__(self):
         if not sp.issparse(self.X):
             self.X = np.asarray(self.X)
         if self.X.ndim != 2:
             raise ValueError(f"X must be 2-d, got shape {self.X.shape}")
-        self.labels = check_labels(self.labels, max_label=None)
+        self.labels = (check_estimates(self.labels) if self.relevance_estimates
+                       else check_labels(self.labels, max_label=None))
         if self.labels.shape[0] != self.X.shape[0]:
             raise ValueError(f"{self.labels.shape[0]} labels for {self.X.shape[0]} rows of X")
         self.offsets = offsets_from_boundaries(self.offsets, self.X.shape[0], name="offsets")
@@ -214,7 +220,8 @@ class RankingData:
         else:
             X = np.zeros((self.n_docs, n_features), dtype=self.X.dtype)
             X[:, :self.n_features] = self.X
-        return RankingData(X, self.labels, self.qids, self.offsets, self.source)
+        return RankingData(X, self.labels, self.qids, self.offsets, self.source,
+                           relevance_estimates=self.relevance_estimates)
 
     def subset(self, query_indices) -> RankingData:
         """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask that selects
@@ -243,7 +250,7 @@ class RankingData:
         offsets = offsets_from_sizes(sizes, name="subset")
         rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
         return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source,
-                           self.feature_names)
+                           self.feature_names, self.relevance_estimates)
 
     def save_svmlight(self, path, *, zero_based: bool = False) -> Path:
         """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.
@@ -262,6 +269,9 @@ class RankingData:
         or write a table.
         """
         path = Path(path)
+        if self.relevance_estimates:
+            raise ValueError(f"{path}: these labels are relevance estimates (real numbers), which SVMlight's integer "
+                             "labels cannot hold; write a table (to_pandas) instead")
         value_format = "%d:%.9g" if self.X.dtype == np.float32 else "%d:%.17g"
         labels = self.labels.astype(np.int64).tolist()
         row_qids = np.repeat(_svmlight_qids(self.qids), self.group_sizes).tolist()

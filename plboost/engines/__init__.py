@@ -18,6 +18,7 @@ import importlib
 from pathlib import Path
 
 from .._engine_registry import DEFAULT_ENGINE, ENGINES, Engine, engine_of, engine_of_model_format, get_engine
+from ..clicks.estimators import ClickData
 from ..data.out_of_core import OutOfCoreData
 from ..data.ranking_data import RankingData
 from ..errors import InputTypeError
@@ -112,19 +113,33 @@ def train(engine: str, objective, train_data, valid_data=None, settings: Trainin
     it can do (a plboost objective, data on disk) is refused, naming the engines that can."""
     if isinstance(objective, RankingObjective):
         check_capability(engine, "custom_objectives", f"plboost's objectives ({objective.name})")
+    if isinstance(train_data, ClickData):  # a click log: its documents labelled with the estimates
+        train_data = train_data.to_ranking_data()
     for name, data in (("train_data", train_data), ("valid_data", valid_data)):
         if not (isinstance(data, (RankingData, OutOfCoreData, str, os.PathLike))
                 or (data is None and name == "valid_data")):
-            raise InputTypeError(f"train: {name} must be a plboost.RankingData, OutOfCoreData or a file's path, got "
+            kinds = "OutOfCoreData, a file's path or a plboost.clicks.ClickData" if name == "train_data" \
+                else "OutOfCoreData or a file's path"
+            raise InputTypeError(f"train: {name} must be a plboost.RankingData, {kinds}, got "
                                  f"{type(data).__name__}; from arrays X, y and query sizes g: RankingData(X, y, "
                                  "qids=np.arange(len(g)), offsets=np.r_[0, np.cumsum(g)]), or plboost.Ranker().fit(X, "
                                  "y, group=g)")
     if any(isinstance(data, OutOfCoreData) for data in (train_data, valid_data)) or kwargs.get("out_of_core"):
         check_capability(engine, "out_of_core", "training on data read out of core")
+    check_estimates_objective(objective, train_data)
     return adapter(engine).train(objective, train_data, valid_data, settings, **kwargs)
 
 
+def check_estimates_objective(objective, train_data) -> None:
+    """Refuse training data of relevance estimates (from a click log) for an objective that takes graded labels."""
+    if getattr(train_data, "relevance_estimates", False) and not getattr(objective, "takes_estimates", False):
+        name = objective.name if isinstance(objective, RankingObjective) else repr(objective)
+        raise ValueError(f"the training labels are relevance estimates (from a click log), which {name} cannot take "
+                         "(it needs graded labels); train PLRank3(gain='estimate', normalize=False), whose gradient "
+                         "of expected DCG is unbiased for unbiased estimates")
+
+
 __all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "EngineAdapter",
-           "SavedModel", "TrainedModel", "TrainingSettings", "adapter", "check_capability",
+           "SavedModel", "TrainedModel", "TrainingSettings", "adapter", "check_capability", "check_estimates_objective",
            "describe_objective", "engine_message", "engine_of", "engine_refusal", "get_engine",
            "load_model", "resolve_objective", "train"]

@@ -203,8 +203,11 @@ train = train_lightgbm
 
 def _why_plboost_scores(train_data, valid_data, engine_params: dict) -> str | None:
     """Why plboost, not LightGBM's ndcg metric, scores the validation data (None: LightGBM does): the metric would
-    refuse a query of over ``LIGHTGBM_MAX_QUERY`` documents, or score with other gains than plboost's
-    (``label_gain``). A metric the user names in ``engine_params`` is left to LightGBM."""
+    refuse training labels that are relevance estimates, or a query of over ``LIGHTGBM_MAX_QUERY`` documents, or
+    score with other gains than plboost's (``label_gain``). A metric the user names in ``engine_params`` is left to
+    LightGBM, unless the training labels are estimates (LightGBM would refuse them)."""
+    if getattr(train_data, "relevance_estimates", False):  # LightGBM's ndcg refuses labels that are not grades
+        return "the training labels are relevance estimates"
     if "metric" in engine_params:
         return None
     if max(_largest_query(data)[1] for data in (train_data, valid_data) if data is not None) > LIGHTGBM_MAX_QUERY:

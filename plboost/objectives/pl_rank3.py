@@ -140,8 +140,9 @@ from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
                     widest_query, zero_query)
 
-#: gains ``gain`` can name, as :class:`plboost.metrics` names them: ``2^y - 1`` and ``y``
-GAINS = ("exp", "linear")
+#: gains ``gain`` can name: ``2^y - 1`` and ``y`` (as :class:`plboost.metrics` names them), and relevance
+#: estimates (labels that are any finite numbers, from a click log)
+GAINS = ("exp", "linear", "estimate")
 #: queries whose scores span at most this are sampled and summed in linear space (e^{-600} is a normal float)
 _LINEAR_SPAN = 600.0
 #: a ranking's terms for the documents outside its top k are pooled over rankings when Z_{k-1} is at least this
@@ -493,8 +494,16 @@ class PLRank3(RankingObjective):
         (``docs/quality.md``, section 7); the estimate's noise falls as 1/N (``scripts/pl_rank3_rankings.py``).
     seed : int, default 0
         Seed of the draws; with it, the query's labels and its current scores determine them.
-    gain : {"exp", "linear"}, default "exp"
-        A document's gain: ``2^y - 1`` or ``y``.
+    gain : {"exp", "linear", "estimate"}, default "exp"
+        A document's gain: ``2^y - 1`` or ``y`` of a graded label y; or, with "estimate", the label itself, a
+        relevance estimate from a click log (:mod:`plboost.clicks.estimators`: any finite number, negative ones
+        included), the gradient of whose expected DCG@K is unbiased where the estimates are. A query's estimates
+        are taken relative to its smallest, which changes no expected gradient (every ranking fills the same
+        positions, so a constant added to a query's gains adds a constant to its expected DCG) and keeps the
+        gains the kernel sums in log space non-negative; the draws' key hashes these relative gains, so estimates
+        shifted by a constant per query draw the same rankings and give the same outputs (up to the shift's
+        rounding). It needs ``normalize=False``: an ideal DCG of estimates
+        would be a biased normaliser (and can be 0 or negative), and ``curvature="expected"``.
     normalize : bool, default True
         Divide each query's gradient and hessian by its ideal DCG@K (the gradient of the expected NDCG@K);
         False: of the expected DCG@K.
@@ -535,12 +544,22 @@ class PLRank3(RankingObjective):
                  normalize: bool = True, curvature: str = "expected", hessian_floor: float = DEFAULT_HESSIAN_FLOOR):
         super().__init__(hessian_floor=hessian_floor)
         self._store(top_k=top_k, n_samples=n_samples, seed=seed, gain=gain, normalize=normalize, curvature=curvature)
+        if self.gain == "estimate" and (self.normalize or self.curvature != "expected"):
+            raise ValueError("PLRank3: gain='estimate' (relevance estimates from clicks) takes normalize=False (an "
+                             "ideal DCG of estimates is a biased normaliser) and curvature='expected' (the lambda "
+                             "curvature sums per distinct gain)")
+
+    @property
+    def takes_estimates(self) -> bool:
+        return self.gain == "estimate"
 
     def _prepare(self, data: QueryData) -> PLRank3State:
         labels, offsets = data.labels, data.offsets
         sizes = np.diff(offsets)
         if self.gain == "linear":
             gains = labels.copy()
+        elif self.gain == "estimate":
+            gains = labels - np.repeat(np.minimum.reduceat(labels, offsets[:-1]), sizes) if labels.size else labels
         elif self.normalize:  # the gains of each query over 2^(its largest label): scale gives the same gradients
             gains = relative_exp_gains(labels, offsets)
         else:
@@ -565,7 +584,8 @@ class PLRank3(RankingObjective):
         """The kernel's outputs: negated gradient estimates and, for ``curvature="expected"``, the estimate of
         the diagonal of the loss's hessian with its sign (the tests compare its mean with the exact one)."""
         top_k = state.discounts.size if self.top_k is None else self.top_k
-        over_queries(_pl_rank3_kernel, data.offsets, np.ascontiguousarray(scores), data.labels, state.gains,
+        hashed = state.gains if self.gain == "estimate" else data.labels  # what the draws' key hashes
+        over_queries(_pl_rank3_kernel, data.offsets, np.ascontiguousarray(scores), hashed, state.gains,
                      state.scale, data.offsets, state.discounts, top_k, self.n_samples, np.uint64(self.seed),
                      np.int64(CURVATURES.index(self.curvature)), np.int64(state.n_grades),
                      float(self._linear_span), float(self._pooled_floor), WIDEST_SCORE_GAP,

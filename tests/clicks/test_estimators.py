@@ -127,3 +127,47 @@ def test_bad_arguments_are_refused(queries, call, message):
     log = simulate_clicks(data, logger, n_impressions=50, top_k=4, click_model=PBM, seed=0)
     with pytest.raises((ValueError, TypeError), match=message):
         call(log)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_a_ranker_trains_from_a_click_log_on_both_engines(engine):
+    """PL-Rank-3 on the policy-aware estimates of a stochastic logger's clicks ranks the training queries by
+    their true labels better than the logger's scores do (the logger knows the labels only a little)."""
+    from plboost import metrics
+    from plboost.clicks import ClickData
+    from plboost.data import make_synthetic
+    from plboost.engines import train
+    from plboost.objectives import PLRank3
+
+    data = make_synthetic(n_queries=60, docs_per_query=(10, 10), n_features=10, seed=3)
+    logger = 0.5 * data.labels + np.random.default_rng(0).normal(size=data.n_docs)
+    log = simulate_clicks(data, logger, n_impressions=20_000, top_k=5, temperature=1.0, click_model=PBM, seed=1)
+    model = train(engine, PLRank3(gain="estimate", normalize=False, top_k=5), ClickData(log, "policy_aware"),
+                  rounds=30, learning_rate=0.2, num_leaves=7)
+    ndcg = metrics.ndcg(model.predict(data.X), data.labels, offsets=data.offsets, k=5)
+    logger_ndcg = metrics.ndcg(logger, data.labels, offsets=data.offsets, k=5)
+    assert ndcg > logger_ndcg, (ndcg, logger_ndcg)
+
+
+def test_a_log_trains_only_objectives_that_take_estimates(queries):
+    from plboost.clicks import ClickData
+    from plboost.engines import train
+    from plboost.objectives import PLRank
+
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=200, top_k=5, temperature=1.0, click_model=PBM, seed=1)
+    with pytest.raises(ValueError, match=r"relevance estimates \(from a click log\), which plrank cannot take"):
+        train("lightgbm", PLRank(), ClickData(log, "policy_aware"), rounds=2)
+
+
+def test_training_data_holds_the_queries_with_impressions(queries):
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=20, top_k=5, click_model=PBM, seed=2)
+    estimates = relevance_estimates(log, "naive")
+    from plboost.clicks import training_data
+
+    labelled = training_data(log, estimates)
+    seen = np.unique(log.impression_query)
+    assert labelled.relevance_estimates and labelled.n_queries == seen.size < data.n_queries
+    np.testing.assert_array_equal(labelled.qids, log.qids[seen])

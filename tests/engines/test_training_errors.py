@@ -116,8 +116,9 @@ def test_data_that_is_not_a_ranking_dataset_is_refused_by_type(engine, which, gi
               "ndarray": good.X}[given]
     data = {"train_data": arrays, "valid_data": good} if which == "train_data" else {"train_data": good,
                                                                                      "valid_data": arrays}
-    with pytest.raises(InputTypeError, match=rf"^train: {which} must be a plboost\.RankingData, OutOfCoreData "
-                                             rf"or a file.s path, "
+    kinds = r"OutOfCoreData, a file.s path or a plboost\.clicks\.ClickData" if which == "train_data" \
+        else r"OutOfCoreData or a file.s path"  # a click log trains; validation takes labels
+    with pytest.raises(InputTypeError, match=rf"^train: {which} must be a plboost\.RankingData, {kinds}, "
                                              rf"got {given}; from arrays X, y and query sizes g: RankingData\(X, y, "):
         train(engine, PLRank(), data["train_data"], data["valid_data"], rounds=1)
 
