@@ -144,7 +144,7 @@ def _model_of(log: ClickLog) -> PositionBasedModel:
         raise ValueError("relevance_estimates: give click_model= (or examination=): the log does not record a "
                          "position-based click model")
     noise = {name: tuple(value) if isinstance(value, list) else value
-             for name, value in settings.items() if name in ("positive_noise", "negative_noise")}
+             for name, value in settings.items() if name in ("positive_noise", "negative_noise", "examination_table")}
     return PositionBasedModel(eta=settings["eta"], relevance=settings["relevance"], threshold=settings["threshold"],
                               **noise)
 

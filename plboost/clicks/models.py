@@ -64,7 +64,9 @@ class PositionBasedModel:
 
     ``positive_noise`` and ``negative_noise`` (:math:`\\epsilon^+`, :math:`\\epsilon^-`) are numbers, or one per
     rank from the top (trust bias). ``relevance`` and ``threshold``: how a label becomes R
-    (:func:`relevance_of_labels`).
+    (:func:`relevance_of_labels`). ``examination_table``: :math:`\\theta_1, \\theta_2, \\ldots` given instead of
+    :math:`(1/k)^\\eta` (the last repeated below its end), e.g. the ULTRA toolkit's table (0.68, 0.61, 0.48, 0.34,
+    0.28, 0.20, 0.11, 0.10, 0.08, 0.06) that XGBoost's click simulation uses.
     """
 
     eta: float = 1.0
@@ -72,6 +74,7 @@ class PositionBasedModel:
     negative_noise: float | tuple = 0.1
     relevance: str = "graded"
     threshold: float | None = None
+    examination_table: tuple | None = None
 
     name = "pbm"
     uniforms_per_rank = 1
@@ -84,6 +87,10 @@ class PositionBasedModel:
             _per_rank(value, 1, name, "PositionBasedModel")
             if not np.isscalar(value):
                 object.__setattr__(self, name, tuple(float(v) for v in np.asarray(value, dtype=np.float64)))
+        if self.examination_table is not None:
+            _per_rank(self.examination_table, 1, "examination_table", "PositionBasedModel")
+            object.__setattr__(self, "examination_table", tuple(float(v) for v in np.atleast_1d(
+                np.asarray(self.examination_table, dtype=np.float64))))
         if np.any(self.affine(30)[0] <= 0):
             raise ValueError("PositionBasedModel: positive_noise must exceed negative_noise at every rank (a click "
                              "must say something about relevance)")
@@ -98,6 +105,8 @@ class PositionBasedModel:
 
     def examination(self, k: int) -> np.ndarray:
         """:math:`\\theta_1 .. \\theta_k`."""
+        if self.examination_table is not None:
+            return _per_rank(self.examination_table, k, "examination_table", "PositionBasedModel")
         return (1.0 / np.arange(1, k + 1)) ** self.eta
 
     def affine(self, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +127,8 @@ class PositionBasedModel:
 
     def settings(self) -> dict:
         return {"click_model": self.name, "eta": self.eta, "positive_noise": self.positive_noise,
-                "negative_noise": self.negative_noise, "relevance": self.relevance, "threshold": self.threshold}
+                "negative_noise": self.negative_noise, "relevance": self.relevance, "threshold": self.threshold,
+                "examination_table": self.examination_table}
 
 
 @dataclass(frozen=True)

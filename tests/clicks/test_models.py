@@ -82,3 +82,13 @@ def test_cascade_clicks_follow_the_scan(model):
 def test_bad_settings_are_refused_naming_them(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_an_examination_table_replaces_the_power_law():
+    model = PositionBasedModel(examination_table=(0.68, 0.61, 0.48), negative_noise=0.1)
+    np.testing.assert_allclose(model.examination(5), [0.68, 0.61, 0.48, 0.48, 0.48])
+    alpha, beta = model.affine(2)
+    np.testing.assert_allclose(alpha, [0.68 * 0.9, 0.61 * 0.9])
+    np.testing.assert_allclose(beta, [0.068, 0.061])
+    with pytest.raises(ValueError, match=r"examination_table must be a probability in \[0, 1\] or one per rank"):
+        PositionBasedModel(examination_table=(1.2, 0.5))

@@ -280,3 +280,15 @@ def test_run_walk_counts_one_objective_and_one_settings_object_per_run():
     out = run_script("run_walk.py", "--objective", "pa_listmle", "--engine", "xgboost")
     assert "  PositionAwareListMLE built 1 time(s)\n" in out and "  TrainingSettings built 1 time(s)\n" in out
     assert "learning_rate reaches" in out and "experiment.spec" in out
+
+
+@pytest.mark.engine
+@pytest.mark.scikit_learn_in_subprocesses  # xgboost.testing.data imports it
+def test_xgboost_clicks_compares_the_two_simulations_per_position(shared_data):
+    out = run_script("xgboost_clicks.py", "--train", str(shared_data / "MQ2008" / "Fold1" / "train.txt.gz"),
+                     "--impressions", "20", "--positions", "3")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [int(row[0]) for row in rows] == [1, 2, 3]
+    ours, expected = (np.array([float(row[i]) for row in rows]) for i in (1, 2))
+    assert np.all(np.abs(ours - expected) < 0.02)  # 9,420 impressions: the shown ranking's rates
+    assert "stored position equals the displayed rank for" in out
