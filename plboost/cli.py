@@ -30,7 +30,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import _values, metrics
+from . import _values, click_command, metrics
 from ._constraints import SEED
 from ._version import __version__
 from ._constraints import C_INT_MAX, INT64_RANGE
@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                         _add_summarize_command,
                         _add_demo_command):
         add_command(commands)
+    click_command.add_command(commands, _positive_int, _seed_option, _add_debug_option)
     return parser
 
 
@@ -504,7 +505,8 @@ def main(argv=None) -> int:
         with warnings.catch_warnings(), _compile_notices(args):
             warnings.showwarning = show_warning
             return {"train": _train, "evaluate": _evaluate, "predict": _predict, "compare": _compare,
-                    "summarize": _summarize, "demo": _demo, "warm-up": _warm_up}[args.command](args)
+                    "summarize": _summarize, "demo": _demo, "warm-up": _warm_up,
+                    "simulate-clicks": click_command.run}[args.command](args)
     except KeyboardInterrupt:
         if args.debug:
             raise

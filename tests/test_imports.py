@@ -156,7 +156,7 @@ FLOORS = {
     # 4: experiments (comparisons of many runs)
     "plboost.experiment": 4, "plboost.winning": 4,
     # 5: the faces: the command, scikit-learn, the package
-    "plboost.cli": 5, "plboost.__main__": 5, "plboost.sklearn": 5, "plboost": 5,
+    "plboost.cli": 5, "plboost.click_command": 5, "plboost.__main__": 5, "plboost.sklearn": 5, "plboost": 5,
 }
 
 
