@@ -126,6 +126,19 @@ class ClickLog:
         starts = np.flatnonzero(np.r_[True, np.diff(self.impression) != 0])
         return self.query_of_document[self.document[starts]]
 
+    def displayed_rows(self):
+        """The log as the engines' own click-debiasing reads it: a :class:`~plboost.data.RankingData` with a row per
+        displayed document of each impression, its click as the label, the impression as the query (ids 0, 1,
+        ...), rows in the order of their positions, and the positions (:attr:`RankingData.positions
+        <plboost.data.RankingData.positions>`) for LightGBM's ``position``."""
+        from ..data.ranking_data import RankingData
+
+        order = np.lexsort((self.position, self.impression))
+        sizes = np.bincount(self.impression, minlength=self.n_impressions)
+        return RankingData(self.X[self.document[order]], self.click[order].astype(np.float64),
+                           np.arange(self.n_impressions), np.r_[0, np.cumsum(sizes)], None, self.feature_names,
+                           positions=self.position[order].astype(np.int64))
+
     def __repr__(self) -> str:
         return (f"ClickLog({self.n_impressions} impressions of {self.n_queries} queries, {self.n_documents} "
                 f"documents, {self.document.size} displayed rows, {int(self.click.sum())} clicks)")

@@ -52,6 +52,10 @@ class RankingData:
         The labels are estimates of relevance (from a click log: :meth:`plboost.clicks.ClickLog.training_data`),
         any finite real numbers, negative ones included, not graded labels. Only objectives that take such
         estimates train on them (``PLRank3(gain="estimate")``); they cannot be written as SVMlight.
+    positions : ndarray of shape (n_docs,) or None
+        The rank each row was displayed at (1 at the top), for rows of a click log's impressions
+        (:meth:`plboost.clicks.ClickLog.displayed_rows`): LightGBM's ``position`` (0-based) for its position-bias
+        debiasing; XGBoost's ``lambdarank_unbiased`` reads positions from the rows' order, which these rows keep.
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -61,6 +65,7 @@ class RankingData:
     source: Path | None = None
     feature_names: tuple[str, ...] | None = None
     relevance_estimates: bool = False
+    positions: np.ndarray | None = None
 
     def __post_init__(self):
         if not sp.issparse(self.X):
@@ -76,6 +81,12 @@ class RankingData:
         if self.qids.shape != (self.offsets.size - 1,):
             raise ValueError(f"qids must hold one id per query ({self.offsets.size - 1}), got shape "
                              f"{self.qids.shape}")
+        if self.positions is not None:
+            self.positions = np.asarray(self.positions)
+            if (self.positions.shape != (self.X.shape[0],) or not np.issubdtype(self.positions.dtype, np.integer)
+                    or (self.positions.size and self.positions.min() < 1)):
+                raise ValueError(f"positions must hold one whole number >= 1 per row ({self.X.shape[0]}), got "
+                                 f"{self.positions.dtype} of shape {self.positions.shape}")
         if self.source is not None:
             self.source = Path(self.source)
         if self.feature_names is not None:
@@ -190,6 +201,8 @@ class RankingData:
 
         if self.feature_names is not None:
             kwargs.setdefault("feature_name", stored_names(self.feature_names))
+        if self.positions is not None:
+            kwargs.setdefault("position", self.positions - 1)
         return lgb.Dataset(self.X, label=self.labels, group=self.group_sizes, reference=reference, **kwargs)
 
     def to_xgboost(self, **kwargs):
@@ -221,7 +234,7 @@ class RankingData:
             X = np.zeros((self.n_docs, n_features), dtype=self.X.dtype)
             X[:, :self.n_features] = self.X
         return RankingData(X, self.labels, self.qids, self.offsets, self.source,
-                           relevance_estimates=self.relevance_estimates)
+                           relevance_estimates=self.relevance_estimates, positions=self.positions)
 
     def subset(self, query_indices) -> RankingData:
         """The queries ``query_indices`` (integer positions, in the given order, or a boolean mask that selects
@@ -250,7 +263,8 @@ class RankingData:
         offsets = offsets_from_sizes(sizes, name="subset")
         rows = np.repeat(self.offsets[positions] - offsets[:-1], sizes) + np.arange(offsets[-1])
         return RankingData(self.X[rows], self.labels[rows], self.qids[positions], offsets, self.source,
-                           self.feature_names, self.relevance_estimates)
+                           self.feature_names, self.relevance_estimates,
+                           None if self.positions is None else self.positions[rows])
 
     def save_svmlight(self, path, *, zero_based: bool = False) -> Path:
         """Write the data as an SVMlight/LETOR file with ``qid:``, gzip-compressed if ``path`` ends in ``.gz``.

@@ -102,3 +102,26 @@ def test_the_log_checks_its_arrays():
     with pytest.raises(ValueError, match=r"ClickLog: the displayed rows must be grouped by impression"):
         ClickLog(np.zeros((2, 1)), np.array([1]), np.array([0, 2]), np.arange(2), np.array([1, 0]), np.array([0, 1]),
                  np.array([1, 1]), np.array([0, 0]))
+
+
+def test_the_displayed_rows_are_what_the_engines_debiasing_reads(data):
+    log = simulate_clicks(data, data.X[:, 0].astype(np.float64), n_impressions=40, top_k=4, temperature=1.0, seed=7)
+    rows = log.displayed_rows()
+    assert rows.n_queries == 40 and rows.n_docs == 160
+    np.testing.assert_array_equal(rows.positions, np.tile(np.arange(1, 5), 40))  # each impression by position
+    first = log.document[(log.impression == 0) & (log.position == 3)][0]
+    np.testing.assert_array_equal(rows.X[2], log.X[first])
+    assert rows.labels.sum() == log.click.sum()
+    dataset = rows.to_lightgbm().construct()
+    np.testing.assert_array_equal(dataset.get_position(), np.tile(np.arange(4), 40))
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine, objective, params", [("lightgbm", "lambdarank", {}),
+                                                       ("xgboost", "rank:ndcg", {"lambdarank_unbiased": True})])
+def test_the_engines_debiasing_trains_from_a_log(data, engine, objective, params):
+    from plboost.engines import train
+
+    log = simulate_clicks(data, data.X[:, 0].astype(np.float64), n_impressions=500, top_k=4, temperature=1.0, seed=8)
+    model = train(engine, objective, log.displayed_rows(), rounds=3, engine_params=params)
+    assert model.rounds == 3 and np.isfinite(model.predict(data.X)).all()
