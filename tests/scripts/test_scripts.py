@@ -292,3 +292,10 @@ def test_xgboost_clicks_compares_the_two_simulations_per_position(shared_data):
     ours, expected = (np.array([float(row[i]) for row in rows]) for i in (1, 2))
     assert np.all(np.abs(ours - expected) < 0.02)  # 9,420 impressions: the shown ranking's rates
     assert "stored position equals the displayed rank for" in out
+
+
+@pytest.mark.engine
+def test_click_training_speed_prints_both_rows_and_the_one_off_cost():
+    out = run_script("click_training_speed.py", "--queries", "40", "--docs", "12", "--impressions", "2000",
+                     "--rounds", "2", "--repeats", "1", "--propensity-samples", "50")
+    assert "| labels |" in out and "| click log |" in out and "one-off: simulating" in out
