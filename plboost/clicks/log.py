@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.tabular import read_frame, table_format
+from ..data.tabular import import_pyarrow, read_frame, table_format
 
 #: the clicks table's columns
 QUERY, DOCUMENT, POSITION, CLICK, IMPRESSION, PROPENSITY = "qid", "doc_id", "position", "click", "impression", \
@@ -174,8 +174,8 @@ class ClickLog:
 
 
 def _write_parquet(frame, path: Path, metadata: dict) -> None:
+    pq = import_pyarrow(path)  # says how to install pyarrow where it is missing
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     schema = table.schema.with_metadata({**(table.schema.metadata or {}), METADATA_KEY: json.dumps(metadata)})
@@ -186,9 +186,7 @@ def read_metadata(clicks_path) -> dict:
     """The metadata plboost wrote with a click log (empty if none)."""
     path = Path(clicks_path)
     if table_format(path) == "parquet":
-        import pyarrow.parquet as pq
-
-        stored = pq.read_schema(path).metadata or {}
+        stored = import_pyarrow(path).read_schema(path).metadata or {}
         return json.loads(stored[METADATA_KEY]) if METADATA_KEY in stored else {}
     side = Path(str(path) + ".json")
     return json.loads(side.read_text()) if side.is_file() else {}
