@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._values import plain_value
 from .clicks import CascadeModel, PositionBasedModel, simulate_clicks
 from .data import load_svmlight, load_table
 from .data.tabular import is_table
@@ -111,7 +112,7 @@ def run(args) -> int:
                           temperature=args.temperature, click_model=model, seed=args.seed)
     log.metadata["logger"] = {"engine": DEFAULT_ENGINE, "objective": args.logger_objective,
                               "rounds": args.logger_rounds, "share": args.logger_share,
-                              "queries": [_plain(qid) for qid in data.qids[share]]}
+                              "queries": plain_value(data.qids[share])}
     log.metadata["labelled_data"] = str(args.train)
     args.out.mkdir(parents=True, exist_ok=True)
     log.save(*paths)
@@ -120,7 +121,3 @@ def run(args) -> int:
           f"{paths[0]}, {paths[1]}; the logger: {args.logger_objective} on {share.size} of {data.n_queries} queries, "
           f"{args.logger_rounds} rounds")
     return 0
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value

@@ -40,6 +40,7 @@ from ._constraints import SEED, Integer, Options, Real, check
 from ._jit import helper, kernel, over_queries
 from ._queries import check_scores, offsets_from_boundaries
 from ._random import score_stream_key, stream_order, uniform
+from .objectives._base import widest_query
 
 #: rank probabilities are exact (every set of documents placed above) for queries of at most this many documents
 EXACT_LIMIT = 12
@@ -211,36 +212,33 @@ def _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score):
             tied = tied or keys[d] == -np.inf
     if not tied:
         return np.argsort(-keys[:n], kind="mergesort")
-    by_draw = by_score[np.argsort(-keys[:n][by_score], kind="mergesort")] if temperature > 0.0 else \
-        np.argsort(-keys[:n], kind="mergesort")
-    if temperature > 0.0:
-        return by_draw
+    if temperature > 0.0:  # keys of -inf, in the order of their scores
+        return by_score[np.argsort(-keys[:n][by_score], kind="mergesort")]
+    by_draw = np.argsort(-keys[:n], kind="mergesort")
     return by_draw[np.argsort(-scores[lo:hi][by_draw], kind="mergesort")]
 
 
 @helper
 def _query_stream(seed, scores, lo, hi, relative, zeros):
-    """The query's stream order and key: a hash of the seed and the query's scores (PL-Rank-3's key, with every
-    label 0 and no score narrowed)."""
+    """What every ranking of query ``lo:hi`` starts from: its stream order and key (a hash of the seed and the
+    query's scores: PL-Rank-3's key, with every label 0 and no score narrowed), and its documents by score,
+    descending (stable)."""
     n = hi - lo
     order = stream_order(scores[lo:hi])
     top = scores[lo + order[0]]
     key = score_stream_key(seed, scores[lo:hi], zeros, 0, n, order, relative, top, np.inf)
-    return order, key
+    return order, key, np.argsort(-scores[lo:hi], kind="mergesort")
 
 
 @kernel
 def _sample_kernel(first, end, scores, offsets, temperature, top_k, seed, ranks):
     """Rankings of queries ``first <= q < end``: ``ranks[i, d]`` is d's rank (1-based; 0 below ``top_k``) in
     ranking i."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
     for q in range(first, end):
         lo, hi = offsets[q], offsets[q + 1]
-        order, key = _query_stream(seed, scores, lo, hi, relative, zeros)
-        by_score = np.argsort(-scores[lo:hi], kind="mergesort")
+        order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(ranks.shape[0]):
             ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
             for j in range(min(hi - lo, top_k)):
@@ -250,16 +248,13 @@ def _sample_kernel(first, end, scores, offsets, temperature, top_k, seed, ranks)
 @kernel
 def _top_kernel(first, end, scores, offsets, temperature, top_k, seed, starts, top):
     """The top documents of rankings ``0 .. starts[q + 1] - starts[q] - 1`` of queries ``first <= q < end``."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
     for q in range(first, end):
         if starts[q + 1] == starts[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
-        order, key = _query_stream(seed, scores, lo, hi, relative, zeros)
-        by_score = np.argsort(-scores[lo:hi], kind="mergesort")
+        order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(starts[q + 1] - starts[q]):
             ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
             for j in range(min(hi - lo, top_k)):
@@ -272,16 +267,13 @@ def _tally_kernel(first, end, scores, offsets, queries, temperature, top_k, seed
     """Over ``n_samples`` rankings of each of the queries ``first <= q < end`` marked in ``queries``, without
     storing them: ``counts[d, j]`` (if it has rows) how often d held rank j + 1, ``total[d]`` and ``squares[d]``
     (if given) the sums of ``theta`` and its square at d's ranks."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
+    widest = widest_query(offsets, first, end)
     relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
     for q in range(first, end):
         if not queries[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
-        order, key = _query_stream(seed, scores, lo, hi, relative, zeros)
-        by_score = np.argsort(-scores[lo:hi], kind="mergesort")
+        order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(n_samples):
             ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
             for j in range(min(hi - lo, top_k)):

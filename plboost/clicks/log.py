@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._values import plain_value
 from ..data.tabular import import_pyarrow, read_frame, table_format
 
 #: the clicks table's columns
@@ -225,7 +226,7 @@ def load_click_log(clicks, documents=None) -> ClickLog:
 # -- reading, step by step ----------------------------------------------------------------------------------
 def _shown(value) -> str:
     """A table's value as a message shows it: a NumPy scalar as the Python number it holds."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    return repr(plain_value(value))
 
 
 class _Rows:
