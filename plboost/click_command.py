@@ -90,6 +90,8 @@ def _click_model(args):
 
 def run(args) -> int:
     """The command: train the logger, simulate, write the two tables; one line says what was written."""
+    if args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a file; give a directory (the log is two tables)")
     paths = [args.out / f"{name}.{args.format}" for name in ("clicks", "documents")]
     existing = [str(path) for path in paths if path.exists()]
     if existing:

@@ -50,3 +50,12 @@ def test_an_existing_log_is_never_replaced(mq2008, tmp_path, capsys):
     assert main(["simulate-clicks", "--train", str(mq2008[0].source), "--out", str(tmp_path)]) == 2
     assert "clicks.parquet exists already; give another directory" in capsys.readouterr().err
     assert (tmp_path / "clicks.parquet").read_text() == "mine"
+
+
+def test_an_out_that_is_a_file_is_refused_before_anything_trains(mq2008, tmp_path, capsys):
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine")
+    assert main(["simulate-clicks", "--train", str(mq2008[0].source), "--out", str(mine)]) == 2
+    assert capsys.readouterr().err.strip() == (f"plboost simulate-clicks: error: --out {mine} is a file; give a "
+                                               "directory (the log is two tables)")
+    assert mine.read_text() == "mine"
