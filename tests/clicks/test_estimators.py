@@ -3,6 +3,8 @@ simulated logs, the mean of the metric it estimates equals the metric computed f
 standard errors; and each estimator that must fail (naive everywhere, IPS beyond a cut-off or under trust bias)
 fails visibly."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from plboost.clicks import PositionBasedModel, simulate_clicks
 from plboost.clicks.estimators import logging_policy, relevance_estimates
 from plboost.clicks.models import relevance_of_labels
 from plboost.data import RankingData
+from plboost.objectives import OBJECTIVES
 from plboost.policies import PlackettLucePolicy
 
 N_LOGS, N_IMPRESSIONS = 120, 3000
@@ -150,15 +153,20 @@ def test_a_ranker_trains_from_a_click_log_on_both_engines(engine):
     assert ndcg > logger_ndcg, (ndcg, logger_ndcg)
 
 
-def test_a_log_trains_only_objectives_that_take_estimates(queries):
+@pytest.mark.parametrize("objective", [*sorted(OBJECTIVES), "lambdarank", "rank:ndcg"])
+def test_a_log_trains_only_objectives_that_take_estimates(queries, objective):
+    """Every registered objective at its defaults, and the engines' own, refuses estimate labels before training."""
     from plboost.clicks import ClickData
     from plboost.engines import train
-    from plboost.objectives import PLRank
 
     data, logger, _ = queries
     log = simulate_clicks(data, logger, n_impressions=200, top_k=5, temperature=1.0, click_model=PBM, seed=1)
-    with pytest.raises(ValueError, match=r"relevance estimates \(from a click log\), which plrank cannot take"):
-        train("lightgbm", PLRank(), ClickData(log, "policy_aware"), rounds=2)
+    engine = "xgboost" if objective == "rank:ndcg" else "lightgbm"
+    chosen = OBJECTIVES[objective]() if objective in OBJECTIVES else objective
+    shown = objective if objective in OBJECTIVES else repr(objective)
+    with pytest.raises(ValueError, match=rf"relevance estimates \(from a click log\), which {re.escape(shown)} "
+                                         r"cannot take"):
+        train(engine, chosen, ClickData(log, "policy_aware"), rounds=2)
 
 
 def test_training_data_holds_the_queries_with_impressions(queries):
