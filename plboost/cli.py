@@ -28,6 +28,7 @@ import textwrap
 import traceback
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from . import _values, click_command, metrics
@@ -37,6 +38,7 @@ from ._constraints import C_INT_MAX, INT64_RANGE
 from ._writing import json_text, write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
+from .clicks.training import CLICK_TRAINING, EXAMINATIONS
 from .metrics import PAPER_METRICS
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES
 from .engines.openmp import limit_spinning
@@ -169,10 +171,21 @@ def _add_train_command(commands) -> None:
     """``plboost train``: one configuration on one split."""
     objectives = sorted(OBJECTIVES) + [name for names in BUILTIN_OBJECTIVES.values() for name in names]
     train = commands.add_parser("train", help="train a ranker and report test metrics")
-    train.add_argument("--train", required=True, type=Path, nargs="+", metavar="FILE",
+    train.add_argument("--train", type=Path, nargs="+", metavar="FILE",
                        help="training file: SVMlight/LETOR (.txt, .gz ok), or a table, Parquet (.parquet, .pq) "
                             "or CSV (.csv, .csv.gz) with a row per document (see --query-column); with Dask, "
                             "several SVMlight files make one partition each")
+    train.add_argument("--click-log", type=Path, metavar="DIR",
+                       help="train from a click log instead of --train: a directory of clicks.parquet or .csv "
+                            "(and documents.*), as plboost simulate-clicks writes it; needs --clicks")
+    train.add_argument("--clicks", choices=CLICK_TRAINING,
+                       help="with --click-log, what to train on: an estimator's relevance estimates (naive, ips, "
+                            "policy_aware, affine; for pl_rank3 with gain=estimate, normalize=false) or the "
+                            "displayed rows, clicks as labels with their positions (the engines' debiasing: "
+                            "lambdarank, rank:ndcg with lambdarank_unbiased=true)")
+    train.add_argument("--examination", choices=EXAMINATIONS, default="recorded",
+                       help="the estimators' examination: the click model the log records (default) or "
+                            "regression EM's from the log itself (em; for ips and policy_aware)")
     train.add_argument("--valid", type=Path, help="validation file (early stopping), SVMlight or a table")
     train.add_argument("--test", type=Path, help="test file (metrics), SVMlight or a table; default: valid, else "
                                                  "train")
@@ -266,6 +279,10 @@ def _add_compare_command(commands) -> None:
                               "when present. Markers: two-sided paired t-test over the test queries of all "
                               "splits, Holm-adjusted over the configurations (see --holm-over); significance.csv "
                               "has the randomization test and 95%% bootstrap intervals too")
+    compare.add_argument("--click-log", type=Path, metavar="DIR",
+                         help="click logs that configurations with clicks=... (in --run or --config) train from in "
+                              "place of each split's training file, validated and tested on its labelled files: "
+                              "the log itself for one split, else DIR/<split>/ (Fold1, ...) with one per split")
     compare.add_argument("--holm-over", choices=("metric", "table"), default="metric",
                          help="the family Holm's adjustment runs over: the configurations of each metric "
                               "separately (default), or every configuration and metric of the table together")
@@ -608,6 +625,13 @@ def _train(args) -> int:
 
     if spec.early_stopping and args.valid is None:
         raise ValueError("--early-stopping needs --valid")
+    if args.click_log is not None:
+        return _train_from_clicks(args, spec)
+    if not args.train:
+        raise ValueError("give --train (labelled data) or --click-log (a click log, with --clicks)")
+    if args.clicks is not None or args.examination != "recorded":
+        raise ValueError(f"{'--clicks' if args.clicks is not None else '--examination'} is for training from a "
+                         "click log; give --click-log DIR")
     check_outputs({"--save-model": args.save_model, "--out": args.out}, split_reads(args.train, args.valid, args.test))
     check_output_path(args.save_model, "--save-model")
     check_output_path(args.out, "--out")
@@ -619,14 +643,50 @@ def _train(args) -> int:
         train, valid, test = load_splits(args.train[0], args.valid, args.test, **_load_options(args),
                                          out_of_core=args.out_of_core, memory_budget_bytes=args.memory_budget)
         result = run(spec, train, valid, test, progress=not args.quiet)
+    _write_training_outputs(args, result, {"train": [str(path) for path in args.train]})
+    return 0
+
+
+def _write_training_outputs(args, result, data: dict) -> None:
+    """Print ``result``, save its model (``--save-model``) and write it as JSON with the ``data`` it read
+    (``--out``)."""
     _print_result(result)
     if args.save_model:
         result.model.save(args.save_model)
     if args.out:
         payload = result.to_dict()
-        payload["data"] = {"train": [str(path) for path in args.train],
-                           **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test)) if path}}
+        payload["data"] = {**data, **{name: str(path) for name, path in (("valid", args.valid), ("test", args.test))
+                                      if path}}
         write_text(args.out, json_text(payload))
+
+
+def _train_from_clicks(args, spec) -> int:
+    """``plboost train --click-log``: train from a click log's estimates or displayed rows, evaluated on labels."""
+    from .clicks import find_click_log, load_click_log
+    from .data import load_splits
+    from .experiment import run
+
+    if args.train:
+        raise ValueError("give --train or --click-log, not both: a run trains on labels or on a click log")
+    if args.clicks is None:
+        raise ValueError(f"--click-log needs --clicks, what to train on: {', '.join(CLICK_TRAINING)}")
+    if args.dask_scheduler or args.dask_local:
+        raise ValueError("training from a click log on Dask is not offered yet; leave out --dask-local and "
+                         "--dask-scheduler")
+    if args.valid is None and args.test is None:
+        raise ValueError("a run from a click log is evaluated on labelled data: give --test or --valid")
+    spec = replace(spec, clicks=args.clicks, examination=args.examination)
+    tables = [path for path in find_click_log(args.click_log) if path is not None]
+    reads = [*split_reads(None, args.valid, args.test),
+             *(read for path in tables for read in data_reads(path, "the click log"))]
+    check_outputs({"--save-model": args.save_model, "--out": args.out}, reads)
+    check_output_path(args.save_model, "--save-model")
+    check_output_path(args.out, "--out")
+    valid, test = load_splits(args.valid, args.test, **_load_options(args), out_of_core=args.out_of_core,
+                              memory_budget_bytes=args.memory_budget)
+    log = load_click_log(*tables)
+    result = run(spec, log, valid, test, progress=not args.quiet)
+    _write_training_outputs(args, result, {"click_log": [str(path) for path in tables], "clicks": args.clicks})
     return 0
 
 
@@ -744,8 +804,8 @@ def _warn_of_position(names, model, args) -> None:
 
 def _compare(args) -> int:
     from .data.layouts import find_layout
-    from .experiment import (choose_baseline, compare, dataset_outputs, load_config, parse_run, plotting,
-                             with_baselines)
+    from .experiment import (check_click_configurations, choose_baseline, compare, dataset_outputs, load_config,
+                             parse_run, plotting, with_baselines)
 
     defaults = _spec_from_args(args)
     specs = load_config(args.config, defaults) if args.config else []
@@ -759,6 +819,7 @@ def _compare(args) -> int:
     if args.plot:
         plotting()  # a missing matplotlib fails now, not after the training
     choose_baseline(specs, args.baseline)  # a bad name fails before training
+    check_click_configurations(specs, args.click_log, args.tune)
     layouts = [find_layout(path) for path in args.data]  # every directory is checked before training
     check_output_path(args.out, "--out", directory=True)  # a directory it creates holds nothing to overwrite
     outputs = dataset_outputs(layouts, args.out)
@@ -773,6 +834,7 @@ def _compare(args) -> int:
     for layout, (_, out) in zip(layouts, outputs, strict=True):
         result = compare(specs, layout, splits=args.folds, repeats=args.repeats, out_dir=out,
                          resume=not args.no_resume, progress=not args.quiet, log=log, tune=tune,
+                         click_log=args.click_log,
                          load_options={**_load_options(args), "out_of_core": args.out_of_core,
                                        "memory_budget_bytes": args.memory_budget})
         comparisons.append(result)

@@ -60,12 +60,19 @@ def file_fingerprint(path) -> str:
     return digest
 
 
-def data_provenance(split, table_options: dict | None = None) -> dict:
+def data_provenance(split, table_options: dict | None = None, *, clicks: bool = False) -> dict:
     """Path and content fingerprint of each file of a :class:`~plboost.data.layouts.Split`; a table's also has
     the options it is read with (``table``: the query and label columns, the features, sort; ``table_options``
-    are those given, the others at their defaults), which decide what the same file holds."""
+    are those given, the others at their defaults), which decide what the same file holds. With ``clicks``, also
+    the split's click log tables (``clicks``, ``documents``), for a run that trains from them."""
     files = {"train": split.train, "valid": split.valid, "test": split.test}
-    return {role: None if path is None else _file_provenance(path, table_options) for role, path in files.items()}
+    provenance = {role: None if path is None else _file_provenance(path, table_options)
+                  for role, path in files.items()}
+    if clicks:
+        for role in ("clicks", "documents"):
+            path = getattr(split, role)
+            provenance[role] = None if path is None else {"path": str(path), "content": file_fingerprint(path)}
+    return provenance
 
 
 def _file_provenance(path, table_options: dict | None) -> dict:

@@ -634,6 +634,20 @@ CASES = [
          cli_call("compare", "{dir}/sub", "--run", "plrank", "--quiet"), r"no known dataset layout"),
     Case("command line", "`plboost compare --plot` without `--out`",
          cli_call("compare", "{dir}", "--run", "plrank", "--plot", "--quiet"), r"--plot needs --out"),
+    Case("command line", "`plboost train --click-log` without `--clicks`",
+         cli_call("train", "--click-log", "{dir}", "--objective", "lambdarank", "--test", "{dir}/train.txt",
+                  "--quiet"), r"--click-log needs --clicks, what to train on: naive, ips, policy_aware, affine, "
+                              r"displayed"),
+    Case("command line", "`plboost train --click-log` of a directory without a click log",
+         cli_call("train", "--click-log", "{dir}/sub", "--clicks", "displayed", "--objective", "lambdarank",
+                  "--test", "{dir}/train.txt", "--quiet"), r"sub: no clicks.parquet or clicks.csv"),
+    Case("command line", "a configuration from clicks whose objective takes graded labels (`lambdarank,clicks=ips`)",
+         cli_call("compare", "{dir}", "--run", "lambdarank,clicks=ips", "--quiet"),
+         r"clicks='ips' trains on relevance estimates, which lambdarank cannot take .it needs graded labels.: use "
+         r"pl_rank3 with gain=estimate and normalize=false, or clicks=displayed"),
+    Case("command line", "`plboost compare --click-log` with no configuration that trains from it",
+         cli_call("compare", "{dir}", "--run", "lambdarank", "--click-log", "{dir}/sub", "--quiet"),
+         r"a click log is given .<dir>/sub., but no configuration trains from it"),
 ]
 
 

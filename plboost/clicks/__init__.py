@@ -8,16 +8,20 @@ bias of clicks.
   deterministically or sampled from its Plackett-Luce policy (:mod:`plboost.policies`);
 - :mod:`plboost.clicks.estimators`: relevance estimates from a log (naive, IPS, policy-aware, affine, doubly
   robust);
-- :mod:`plboost.clicks.propensities`: the position bias estimated from a log itself (regression EM).
+- :mod:`plboost.clicks.propensities`: the position bias estimated from a log itself (regression EM);
+- :mod:`plboost.clicks.training`: what a configuration trains on from a log, by name (``clicks=``).
 """
 
 from .estimators import (ESTIMATORS, ClickData, RelevanceEstimates, logging_policy, relevance_estimates,
                          training_data)
-from .log import ClickLog, ClickLogError, load_click_log
+from .log import ClickLog, ClickLogError, find_click_log, load_click_log
 from .models import CascadeModel, PositionBasedModel, relevance_of_labels
 from .propensities import ExaminationEstimate, estimate_examination
 from .simulation import simulate_clicks
+from .training import CLICK_TRAINING, EXAMINATIONS, check_click_training, click_training_data
 
-__all__ = ["ESTIMATORS", "CascadeModel", "ClickData", "ClickLog", "ClickLogError", "ExaminationEstimate",
-           "PositionBasedModel", "RelevanceEstimates", "estimate_examination", "load_click_log", "logging_policy",
-           "relevance_estimates", "relevance_of_labels", "simulate_clicks", "training_data"]
+__all__ = ["CLICK_TRAINING", "ESTIMATORS", "EXAMINATIONS", "CascadeModel", "ClickData", "ClickLog", "ClickLogError",
+           "ExaminationEstimate", "PositionBasedModel", "RelevanceEstimates", "check_click_training",
+           "click_training_data", "estimate_examination", "find_click_log", "load_click_log",
+           "logging_policy", "relevance_estimates", "relevance_of_labels", "simulate_clicks",
+           "training_data"]

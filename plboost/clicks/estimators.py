@@ -101,10 +101,12 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
     unreachable = np.zeros(log.n_documents, dtype=bool)
     if estimator == "naive":
         return RelevanceEstimates(_mean(clicks, per_document), observed, unreachable, estimator)
-    model = click_model if click_model is not None else _model_of(log)
+    affine = estimator in ("affine", "doubly_robust")
+    model = click_model if click_model is not None or not (affine or examination is None) else _model_of(log)
     policy = None if estimator == "ips" else logging_policy(log) if policy is None else policy
     depth = max(int(log.position.max()), 1) if policy is None else max(int(log.position.max()), policy.top_k)
-    theta = model.examination(depth) if examination is None else _examination(examination, depth)
+    if not affine:
+        theta = model.examination(depth) if examination is None else _examination(examination, depth)
     if estimator == "ips":
         seen = theta[log.position - 1]
         if np.any((seen == 0) & (log.click == 1)):
@@ -112,11 +114,11 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
         weighted = np.where(log.click == 1, 1.0 / np.where(seen > 0, seen, 1.0), 0.0)
         return RelevanceEstimates(_mean(np.bincount(log.document, weights=weighted, minlength=log.n_documents),
                                         per_document), observed, unreachable, estimator)
-    alpha, beta = model.affine(depth)
     if estimator == "policy_aware":
         propensity = policy.exposure(theta[:policy.top_k], n_samples=n_samples, seed=seed).values
         numerator = clicks
     else:
+        alpha, beta = model.affine(depth)
         propensity = policy.exposure(alpha[:policy.top_k], n_samples=n_samples, seed=seed).values
         numerator = clicks - np.bincount(log.document, weights=beta[log.position - 1], minlength=log.n_documents)
     unreachable = propensity <= 0
@@ -141,7 +143,8 @@ def _model_of(log: ClickLog) -> PositionBasedModel:
     """The position-based click model a simulated log records, or an error asking for one."""
     settings = log.metadata
     if settings.get("click_model") != "pbm":
-        raise ValueError("relevance_estimates: give click_model= (or examination=): the log does not record a "
+        raise ValueError("relevance_estimates: give click_model= (for ips and policy_aware, examination= does): "
+                         "the log does not record a "
                          "position-based click model")
     noise = {name: tuple(value) if isinstance(value, list) else value
              for name, value in settings.items() if name in ("positive_noise", "negative_noise", "examination_table")}

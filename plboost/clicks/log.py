@@ -223,6 +223,25 @@ def load_click_log(clicks, documents=None) -> ClickLog:
                     propensity, read_metadata(clicks_path))
 
 
+def find_click_log(directory) -> tuple[Path, Path | None]:
+    """The tables of the click log in ``directory``, as ``plboost simulate-clicks`` writes them: ``clicks.parquet``
+    or ``clicks.csv``, and ``documents.parquet`` or ``documents.csv`` beside it if there is one."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ClickLogError(f"{directory}: not a directory; a click log is a directory holding clicks.parquet or "
+                            "clicks.csv (and documents.parquet or .csv), as plboost simulate-clicks writes it")
+    found = {}
+    for table in ("clicks", "documents"):
+        paths = [path for path in (directory / f"{table}.parquet", directory / f"{table}.csv") if path.is_file()]
+        if len(paths) > 1:
+            raise ClickLogError(f"{directory}: {paths[0].name} and {paths[1].name} are the same table in two formats; "
+                                "keep one")
+        found[table] = paths[0] if paths else None
+    if found["clicks"] is None:
+        raise ClickLogError(f"{directory}: no clicks.parquet or clicks.csv (a click log's clicks table)")
+    return found["clicks"], found["documents"]
+
+
 # -- reading, step by step ----------------------------------------------------------------------------------
 def _shown(value) -> str:
     """A table's value as a message shows it: a NumPy scalar as the Python number it holds."""

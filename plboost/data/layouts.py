@@ -41,12 +41,15 @@ _SUFFIXES = tuple(suffix for suffixes in _FORMATS.values() for suffix in suffixe
 
 @dataclass(frozen=True)
 class Split:
-    """One train/validation/test triple of a benchmark (a fold, or a Yahoo! set)."""
+    """One train/validation/test triple of a benchmark (a fold, or a Yahoo! set), and the click log its runs from
+    clicks train on (its clicks table and documents table), where a comparison was given one."""
 
     name: str
     train: Path
     valid: Path | None
     test: Path
+    clicks: Path | None = None
+    documents: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ _PUBLIC = {
     **dict.fromkeys(("DEFAULT_BASELINE", "Comparison", "FoldResult", "choose_baseline"), "results"),
     **dict.fromkeys(("RunResult", "dask_client", "evaluate_scores", "evaluation_spec", "run", "run_dask", "warm_up"),
                     "running"),
-    **dict.fromkeys(("BASELINES", "RunSpec", "checked_objective_params", "load_config", "parse_run", "with_baselines"),
-                    "spec"),
+    **dict.fromkeys(("BASELINES", "RunSpec", "check_click_configurations", "checked_objective_params", "load_config",
+                     "parse_run", "with_baselines"), "spec"),
 }
 
 __all__ = sorted([*_PUBLIC, "versions"])

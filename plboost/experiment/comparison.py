@@ -7,6 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from .._constraints import Integer, check
+from ..clicks import find_click_log, load_click_log
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
@@ -16,11 +17,11 @@ from .planning import PlannedRun, add_earlier_runs, plan_runs, same_results, tab
 from .reports import counted
 from .results import Comparison, FoldResult
 from .running import evaluate_scores, evaluation_g_max, jsonable_params, run, warm_up
-from .spec import RunSpec
+from .spec import RunSpec, check_click_configurations
 
 
 def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resume=True, progress=False, log=None,
-            load_options=None, tune=None) -> Comparison:
+            load_options=None, tune=None, click_log=None) -> Comparison:
     """Train every configuration of ``specs`` on every split of ``layout`` and evaluate on its test file.
 
     Parameters
@@ -52,8 +53,14 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     tune : plboost.tuning.Tuning, optional
         Tune every configuration on every split with the same budget before testing it (see
         :mod:`plboost.tuning`); the test file of a split is read only after all its searches ended.
+    click_log : path, optional
+        A directory of click logs that the configurations with ``clicks`` train from in place of each split's
+        training file (validated and tested on the split's labelled files all the same): the log itself
+        (``clicks.parquet`` ...) for a layout of one split, else one in a subdirectory per split
+        (``<click_log>/Fold1/clicks.parquet``). Part of those runs' provenance.
     """
     specs, chosen = _checked_comparison(specs, layout, splits, repeats)
+    chosen = _with_click_logs(specs, chosen, click_log, tune)
     spaces = _check_tuning(tune, specs, chosen, layout)
     protocol = table_protocol(specs, repeats, tune)
     table_options = {name: value for name, value in (load_options or {}).items() if name in TABLE_OPTIONS}
@@ -65,7 +72,7 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
     results, conventions, tuning_rows, warm, same = [], "", [], {}, []
     for split in chosen:
         items = [p for p in planned if p.split is split]
-        data = None
+        data, click_logs = None, {}
         if tune is not None:
             data = _search_split(items, split, tune, spaces, out_dir, dataset_name, tuning_rows,
                                  load_options=load_options, progress=progress, log=log)
@@ -88,7 +95,13 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
             if data is None:
                 data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
             warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
-            fold, conventions = _run_and_record(item, *data, progress=progress, g_max=g_max)
+            train = data[0]
+            if item.spec.clicks is not None:
+                if split.name not in click_logs:
+                    click_logs[split.name] = load_click_log(split.clicks, split.documents)
+                train = click_logs[split.name]
+            fold, conventions = _run_and_record(item, train, *data[1:], progress=progress,
+                                                g_max=evaluation_g_max(item.spec, *data) if g_max is None else g_max)
             results.append(fold)
             if log:
                 redone = f" (redone: {', '.join(item.reasons)})" if item.action == "redo" else ""
@@ -200,6 +213,22 @@ def _with_width(data, width: int):
         raise ValueError(f"{data.source}: {data.n_features} feature columns, but the training data have {width} "
                          "features; files used together need the same features")
     return RankingData(data.X[:, :width], data.labels, data.qids, data.offsets, data.source)
+
+
+def _with_click_logs(specs, splits, click_log, tune) -> list:
+    """``splits`` with the click log each one's runs from clicks train on (see :func:`compare`), after
+    :func:`check_click_configurations`."""
+    check_click_configurations(specs, click_log, tune)
+    if click_log is None:
+        return splits
+    directory = Path(click_log)
+    if (directory / "clicks.parquet").is_file() or (directory / "clicks.csv").is_file():
+        if len(splits) > 1:
+            raise ValueError(f"{directory} is one click log, for {len(splits)} splits; put one per split in a "
+                             f"subdirectory named after it ({directory / splits[0].name}, ...)")
+        return [replace(splits[0], **dict(zip(("clicks", "documents"), find_click_log(directory), strict=True)))]
+    return [replace(split, **dict(zip(("clicks", "documents"), find_click_log(directory / split.name), strict=True)))
+            for split in splits]
 
 
 def _checked_comparison(specs, layout, splits, repeats):

@@ -66,6 +66,8 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
     planned = []
     for split in splits:
         data = data_provenance(split, table_options) if out_dir is not None else None
+        from_clicks = data_provenance(split, table_options, clicks=True) \
+            if out_dir is not None and split.clicks is not None else None
         for spec in specs:
             for repeat in range(int(repeats)):
                 spec_r = replace(spec, repeat=repeat)
@@ -74,7 +76,7 @@ def plan_runs(specs, splits, out_dir=None, *, repeats: int = 1, resume: bool = T
                     planned.append(PlannedRun(spec_r, split, None, "new", provenance=provenance))
                     continue
                 path = record_path_of(out_dir, spec, split.name, repeat)
-                wanted = run_provenance(spec_r, data)
+                wanted = run_provenance(spec_r, from_clicks if spec.clicks is not None else data)
                 if tune is not None:
                     wanted["tuning"] = tune.provenance(spaces[spec.label])
                 if evaluation:
@@ -104,6 +106,8 @@ class RecordWarning(UserWarning):
 def run_provenance(spec: RunSpec, data: dict) -> dict:
     """Everything that determines the result of ``spec`` on a split (see :mod:`plboost.records`)."""
     shown = {name: value for name, value in asdict(spec).items() if name != "name"}  # display only
+    if spec.clicks is None:  # a run on labels keeps the provenance it had before click logs
+        del shown["clicks"], shown["examination"]
     provenance = {"data": data, "spec": normalized(shown), "versions": package_versions(spec.engine)}
     chosen = ENGINES[spec.engine].reproducible_settings
     if chosen:  # what plboost sets besides the spec: a record trained without it would not be rerun the same
@@ -182,8 +186,11 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
     that this comparison did not run, when they were made under the comparison's protocol (its first
     ``repeats`` repeats); name those left out in :attr:`Comparison.left_out`."""
     current = {item.path for item in planned}
-    data = {item.split.name: item.provenance["data"] for item in planned}
-    contents = {name: {role: file_identity(d) for role, d in files.items()} for name, files in data.items()}
+    contents = {}  # each split's data, as its runs on labels and those from a click log read them
+    for item in planned:
+        identity = {role: file_identity(d) for role, d in item.provenance["data"].items()}
+        if identity not in contents.setdefault(item.split.name, []):
+            contents[item.split.name].append(identity)
     earlier, found, left_out, tuned = {}, {}, {}, set()
     asked = {spec.key for spec in comparison.specs}
     repeats = int(comparison.protocol.get("repeats", 1)) if comparison.protocol else 1
@@ -199,7 +206,7 @@ def add_earlier_runs(comparison: Comparison, out_dir, splits, planned, log) -> N
         recorded_data = provenance.get("data") or {}
         if record.get("split") not in contents:
             continue
-        if {role: file_identity(d) for role, d in recorded_data.items()} != contents[record["split"]]:
+        if {role: file_identity(d) for role, d in recorded_data.items()} not in contents[record["split"]]:
             continue
         if comparison.conventions and record.get("conventions") != comparison.conventions:
             if log:

@@ -12,8 +12,9 @@ import numpy as np
 from .. import engines, metrics
 from .._writing import json_text, write_text
 from ..engines.settings import TrainingSettings
+from ..clicks import CLICK_TRAINING, ClickLog, click_training_data
 from ..data import load_svmlight, make_synthetic
-from ..data.splits import predict_scores
+from ..data.splits import column_order, predict_scores
 from .._extras import import_extra
 from ..engines.parameters import check_leaf_values
 from ..engines import TrainedModel
@@ -93,13 +94,44 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
     boosting round (see :func:`plboost.engines.lightgbm.train_lightgbm`). ``g_max``: ERR's scale (default
     :func:`evaluation_g_max` of the data: a table of several splits takes one for all).
     """
+    labelled = train
+    if spec.clicks is not None or isinstance(train, ClickLog):
+        train, labelled = _click_training(spec, train, valid, test), None
     objective, settings = _training_arguments(spec)
     model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
-    split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", train))
+    split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", labelled))
                        if d is not None)
-    values, conventions = evaluate_scores(predict_scores(model, data), data, spec,
-                                          g_max=evaluation_g_max(spec, train, valid, test) if g_max is None else g_max)
+    if g_max is None:  # ERR's scale from labels: never from a click log's estimates
+        g_max = evaluation_g_max(spec, labelled, valid, test)
+    values, conventions = evaluate_scores(predict_scores(model, data), data, spec, g_max=g_max)
     return RunResult(spec, model, split, values, conventions)
+
+
+def _click_training(spec: RunSpec, log, valid, test):
+    """The training data of a run from a click log (``spec.clicks``), checked against the labelled data it is
+    validated and tested on."""
+    if spec.clicks is None:
+        raise ValueError("train is a click log, but the configuration does not say how to train from it: give "
+                         f"clicks= (one of {', '.join(CLICK_TRAINING)})")
+    if not isinstance(log, ClickLog):
+        raise ValueError(f"{spec.label} trains from a click log (clicks={spec.clicks}); train must be a "
+                         f"plboost.clicks.ClickLog, got {type(log).__name__}")
+    if valid is None and test is None:
+        raise ValueError(f"{spec.label}: a run from a click log is evaluated on labelled data; give valid or test")
+    for name, data in (("valid", valid), ("test", test)):
+        if data is not None and data.n_features != log.X.shape[1]:
+            raise ValueError(f"the click log's documents have {log.X.shape[1]} features, the {name} data "
+                             f"{data.n_features}: they must be the same features")
+    reference = valid if valid is not None else test
+    wanted = getattr(reference, "feature_names", None)
+    if wanted is None:  # SVMlight data: the features by position, as the log's columns stand
+        log = replace(log, feature_names=None)
+    elif log.feature_names is not None:
+        order = column_order(log.feature_names, wanted, data="the click log's documents",
+                             reference=str(reference.source), hint="the log's features must be the labelled data's")
+        if order is not None:
+            log = replace(log, X=log.X[:, order], feature_names=tuple(wanted))
+    return click_training_data(log, spec.clicks, examination=spec.examination)
 
 
 def _training_arguments(spec: RunSpec) -> tuple[object, TrainingSettings]:
@@ -124,8 +156,8 @@ def warm_up(spec: RunSpec) -> float:
     tiny = make_synthetic(n_queries=30, n_features=4, docs_per_query=(5, 20), seed=0)
     start = time.perf_counter()
     # the synthetic labels run to 4: the user's g_max (ERR's scale, for data of fewer grades) would refuse them
-    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}, g_max=None),
-        tiny, valid=tiny, test=tiny)
+    run(replace(spec, rounds=2, early_stopping=1 if spec.early_stopping else None, engine_params={}, g_max=None,
+                clicks=None, examination="recorded"), tiny, valid=tiny, test=tiny)
     _WARMED.add(kind)
     return time.perf_counter() - start
 
@@ -141,6 +173,8 @@ def run_dask(spec: RunSpec, client, train_sources, valid=None, test=None, *, n_p
     from ..engines.dask import ranking_collections, train_dask  # needs the optional dask
 
     check_leaf_values(spec.leaf_values, spec.engine, spec.objective, dask=True)
+    if spec.clicks is not None:
+        raise ValueError(f"{spec.label}: training from a click log on Dask is not offered yet; train on one machine")
     if test is None and valid is None:  # before the cluster trains for minutes
         raise ValueError("a Dask run is evaluated on --test or --valid; give one")
     options = dict(load_options or {})

@@ -16,6 +16,7 @@ from .._constraints import Integer, check
 from .._values import assignments, boolean_word, parse_assignment, plain_value, read_toml, split_list
 from ..engines.parameters import (canonical_engine_params, check_engine_params, check_leaf_values,
                                   check_one_spelling)
+from ..clicks.training import check_click_training
 from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
 from ..objectives import OBJECTIVES
 
@@ -46,6 +47,12 @@ class RunSpec:
     #: ``name = "..."``): for configurations told apart only by engine parameters or run settings. Display only:
     #: not part of :attr:`key` or of a record's provenance
     name: str | None = None
+    #: train from a click log instead of the labelled training file: an estimator's relevance estimates (``naive``,
+    #: ``ips``, ``policy_aware``, ``affine``: an objective that takes estimates) or the log's displayed rows
+    #: (``displayed``: the engines' own debiasing); None trains on the labels (see :mod:`plboost.clicks.training`)
+    clicks: str | None = None
+    #: the estimators' examination: the click model the log records (``recorded``) or regression EM's (``em``)
+    examination: str = "recorded"
 
     def __post_init__(self):
         self.eval_at = tuple(check(k, Integer(low=1), "eval_at") for k in self.eval_at)
@@ -68,6 +75,22 @@ class RunSpec:
             check_one_spelling(self.engine, {"parameter of " + self.objective: self.objective_params,
                                              "engine parameter": self.engine_params})
         self._resolve(checked, settings)
+        self._check_clicks()
+
+    def _check_clicks(self) -> None:
+        """Refuse a click-log setting the run cannot train with: an examination without ``clicks``, an estimator's
+        estimates for an objective of graded labels."""
+        if self.clicks is None:
+            if self.examination != "recorded":
+                raise ValueError(f"examination={self.examination!r} is for a run trained from a click log; give "
+                                 "clicks= too")
+            return
+        self.clicks, self.examination = check_click_training(self.clicks, self.examination)
+        if self.clicks != "displayed" and not getattr(self._objective, "takes_estimates", False):
+            raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which {self.objective} cannot "
+                             "take (it needs graded labels): use pl_rank3 with gain=estimate and normalize=false, "
+                             "or clicks=displayed (the displayed rows, clicks as labels, positions for the engines' "
+                             "debiasing)")
 
     def _resolve(self, checked, settings: TrainingSettings) -> None:
         """Resolve, once, what the run trains with: the objective (``checked``, the plboost objective the checks
@@ -128,7 +151,10 @@ class RunSpec:
             return self.name
         params = ", ".join(f"{name}={shown_value(value)}" for name, value in self._shown_params().items())
         engine = self.engine if self.leaf_values == "diagonal" else f"{self.engine}, {self.leaf_values} leaves"
-        return f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
+        label = f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
+        if self.clicks is None:
+            return label
+        return f"{label} on clicks ({self.clicks}{', EM examination' if self.examination == 'em' else ''})"
 
     def _shown_params(self) -> dict:
         cls = OBJECTIVES.get(self.objective)
@@ -159,6 +185,8 @@ class RunSpec:
                     "learning_rate": float(self.learning_rate), "num_leaves": int(self.num_leaves),
                     "early_stopping": self.early_stopping, "eval_at": list(self.eval_at), "seed": int(self.seed),
                     "no_relevant": self.no_relevant, "g_max": self.g_max}
+        if self.clicks is not None:  # runs on labels keep the keys they had before click logs
+            identity.update(clicks=self.clicks, examination=self.examination)
         text = json.dumps(plain_value(identity), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -263,8 +291,8 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
     >>> parse_run("plrank,n_permutations=3,leaf_values=exact", RunSpec()).label
     'plrank(n_permutations=3) [lightgbm, exact leaves]'
 
-    ``leaf_values`` is a training option, not an objective parameter. Values are read as on the command
-    line (:func:`plboost._values.parse_value`); a comma inside brackets or quotes does not end one.
+    ``leaf_values``, ``clicks`` and ``examination`` are run options, not objective parameters. Values are read as
+    on the command line (:func:`plboost._values.parse_value`); a comma inside brackets or quotes does not end one.
     """
     head, *parts = [part.strip() for part in split_list(text)]
     objective, _, engine = head.partition("@")
@@ -278,9 +306,25 @@ def parse_run(text: str, defaults: RunSpec) -> RunSpec:
         params = assignments((parse_assignment(part) for part in parts), "parameter")
     except ValueError as error:
         raise ValueError(f"--run {text!r}: {error}") from None
-    options = {key: params.pop(key) for key in ("leaf_values",) if key in params}
+    options = {key: params.pop(key) for key in ("leaf_values", "clicks", "examination") if key in params}
     return replace(defaults, objective=objective, engine=engine or defaults.engine, objective_params=params,
                    **options)
+
+
+def check_click_configurations(specs, click_log, tune=None) -> None:
+    """Refuse a click log that no configuration of ``specs`` trains from, configurations from clicks without one,
+    and tuning them (not offered yet)."""
+    from_clicks = [spec for spec in specs if spec.clicks is not None]
+    if click_log is None:
+        if from_clicks:
+            raise ValueError(f"{from_clicks[0].label} trains from a click log (clicks={from_clicks[0].clicks}); give "
+                             "one (compare --click-log DIR, click_log=)")
+        return
+    if not from_clicks:
+        raise ValueError(f"a click log is given ({click_log}), but no configuration trains from it: give one with "
+                         "clicks=, e.g. --run pl_rank3,gain=estimate,normalize=false,clicks=policy_aware")
+    if tune is not None:
+        raise ValueError("tuning configurations that train from a click log is not offered yet; leave out --tune")
 
 
 def with_baselines(specs, defaults: RunSpec) -> list[RunSpec]:

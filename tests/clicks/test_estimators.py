@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from plboost.clicks import PositionBasedModel, simulate_clicks
+from plboost.clicks import CascadeModel, PositionBasedModel, simulate_clicks
 from plboost.clicks.estimators import logging_policy, relevance_estimates
 from plboost.clicks.models import relevance_of_labels
 from plboost.data import RankingData
@@ -115,6 +115,21 @@ def test_the_estimators_read_the_logging_policy_and_click_model_from_a_simulated
     assert policy.temperature == 0.5 and policy.top_k == 4
     np.testing.assert_array_equal(relevance_estimates(log, "affine").values,
                                   relevance_estimates(log, "affine", click_model=TRUST).values)
+
+
+def test_a_log_of_another_click_model_takes_an_examination_for_ips_and_policy_aware_only(queries):
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=300, top_k=4, temperature=1.0, click_model=CascadeModel(),
+                          seed=5)
+    theta = [1.0, 0.6, 0.4, 0.3]
+    for estimator in ("ips", "policy_aware"):
+        given = relevance_estimates(log, estimator, examination=theta).values
+        np.testing.assert_array_equal(given, relevance_estimates(
+            log, estimator, click_model=PositionBasedModel(examination_table=theta)).values)
+        with pytest.raises(ValueError, match="does not record a position-based click model"):
+            relevance_estimates(log, estimator)
+    with pytest.raises(ValueError, match="give click_model="):  # the affine terms are the model's, not theta's
+        relevance_estimates(log, "affine", examination=theta)
 
 
 @pytest.mark.parametrize("call, message", [
