@@ -71,6 +71,7 @@ def test_a_click_setting_the_run_cannot_train_with_is_refused_when_it_is_made(se
 
 
 # -- run ---------------------------------------------------------------------------------------------------------
+@pytest.mark.engine
 @pytest.mark.parametrize("clicks", CLICK_TRAINING)
 def test_every_way_of_training_from_a_log_trains_and_is_scored_on_the_labels(clicks, labelled, stochastic_log):
     _, valid, test = labelled
@@ -81,6 +82,7 @@ def test_every_way_of_training_from_a_log_trains_and_is_scored_on_the_labels(cli
     assert "g_max=4" in result.conventions
 
 
+@pytest.mark.engine
 def test_the_log_estimated_examination_trains_and_differs_from_the_recorded_one(labelled, stochastic_log):
     _, valid, test = labelled
     recorded = run(from_clicks("policy_aware"), stochastic_log, valid, test).model.predict(test.X)
@@ -98,6 +100,7 @@ def test_run_refuses_a_log_without_clicks_and_clicks_without_a_log(labelled, sto
         run(from_clicks("naive"), stochastic_log)
 
 
+@pytest.mark.engine
 def test_run_refuses_a_log_of_other_features_and_puts_named_columns_in_order(labelled, stochastic_log):
     _, valid, test = labelled
     narrower = replace(test, X=test.X[:, :4], feature_names=None)
@@ -129,6 +132,7 @@ CLICK_RUNS = ["pl_rank3,gain=estimate,normalize=false,clicks=policy_aware", "lam
               "lambdarank"]
 
 
+@pytest.mark.engine
 def test_compare_trains_from_each_splits_log_beside_a_run_on_labels_and_reuses_them(folds_with_logs, tmp_path):
     out = tmp_path / "out"
     args = [folds_with_logs / "data", "--click-log", folds_with_logs / "logs", "--out", out]
@@ -148,6 +152,7 @@ def test_compare_trains_from_each_splits_log_beside_a_run_on_labels_and_reuses_t
     assert {path: path.stat().st_mtime_ns for path in records} == first
 
 
+@pytest.mark.engine
 def test_a_changed_log_redoes_the_runs_from_clicks_and_not_those_on_labels(folds_with_logs, tmp_path):
     logs = tmp_path / "logs"
     for fold in (1, 2):
@@ -193,6 +198,7 @@ def test_find_click_log_refuses_a_table_in_two_formats(tmp_path):
 
 
 # -- plboost train --click-log ---------------------------------------------------------------------------------
+@pytest.mark.engine
 def test_train_from_a_click_log_writes_what_it_read(folds_with_logs, tmp_path, capsys):
     data, log = folds_with_logs / "data" / "Fold1", folds_with_logs / "logs" / "Fold1"
     out = tmp_path / "result.json"
