@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from .errors import InputTypeError, InvalidParameterError, RankerSetupError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
 from ._queries import offsets_from_qids, offsets_from_sizes
+from .clicks import ClickData
 from .data import RankingData
 from .engines import DEFAULT_SETTINGS, TrainingSettings, resolve_objective, train
 from .engines.settings import SETTINGS_CONSTRAINTS
@@ -158,9 +160,14 @@ class Ranker(BaseEstimator):
         return tags
 
     # fitting --------------------------------------------------------------------------------------------------
-    def fit(self, X, y, *, group=None, qid=None, eval_set=None, eval_group=None, eval_qid=None,
+    def fit(self, X, y=None, *, group=None, qid=None, eval_set=None, eval_group=None, eval_qid=None,
             early_stopping_rounds: int | None = None, verbose: bool = False, **unknown):
         """Train on ``X``, ``y`` with queries from ``group``, ``qid`` or ``X``'s ``qid`` column (see the class).
+
+        ``X`` may instead be a click log and its estimator, :class:`plboost.clicks.ClickData` (no ``y``,
+        ``group`` or ``qid``: it holds its queries, and the relevance estimates are the labels), for an objective
+        that takes estimates (``PLRank3(gain="estimate", normalize=False)``); its documents' feature columns are
+        taken by position, as arrays'.
 
         ``eval_set`` is one ``(X, y)`` pair (or a list of one) with its queries in ``eval_group`` or ``eval_qid``
         (a list of one, or the array itself); ``early_stopping_rounds`` stops when its NDCG@eval_at has not
@@ -174,11 +181,14 @@ class Ranker(BaseEstimator):
                                       "Ranker.fit") or None  # 0: none, as before
         engine = get_engine(self.engine)
         objective = self._resolved_objective(engine.name)
-        X, qid = _split_query_column(X, qid)
-        X, y = validate_data(self, X, y, reset=True, accept_sparse="csr", dtype=[np.float32, np.float64],
-                             ensure_all_finite="allow-nan", ensure_min_samples=2, y_numeric=True)
-        names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns, which the booster keeps
-        train_data = _ranking_data(X, y, group, qid, where="fit", feature_names=names)
+        if isinstance(X, ClickData):
+            train_data, names = _click_training_data(self, X, y, group, qid), None
+        else:
+            X, qid = _split_query_column(X, qid)
+            X, y = validate_data(self, X, y, reset=True, accept_sparse="csr", dtype=[np.float32, np.float64],
+                                 ensure_all_finite="allow-nan", ensure_min_samples=2, y_numeric=True)
+            names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns, which the booster keeps
+            train_data = _ranking_data(X, y, group, qid, where="fit", feature_names=names)
         valid_data = None
         if eval_set is not None:
             valid_X, valid_y, valid_group, valid_qid = _one_eval_set(eval_set, eval_group, eval_qid)
@@ -314,6 +324,19 @@ def _ranking_data(X, y, group, qid, *, where: str, feature_names=None) -> Rankin
                                f"or a {QUERY_COLUMN!r} column in a DataFrame X (in a scikit-learn search, the column: "
                                "groups= goes to the splitter alone, and qid= to score only with metadata routing)")
     return RankingData(X, labels, ids, offsets, feature_names=feature_names)
+
+
+def _click_training_data(ranker: Ranker, clicks: ClickData, y, group, qid) -> RankingData:
+    """The training data of ``Ranker.fit(ClickData)``: the log's documents labelled with the estimates, features by
+    position (the booster keeps no names, so that arrays score it on either engine)."""
+    given = [name for name, value in (("y", y), ("group", group), ("qid", qid)) if value is not None]
+    if given:
+        raise ValueError(f"Ranker.fit: a ClickData holds its queries and relevance estimates; give no "
+                         f"{', '.join(given)}")
+    data = replace(clicks.to_ranking_data(), feature_names=None)
+    validate_data(ranker, data.X, data.labels, reset=True, dtype=[np.float32, np.float64],
+                  ensure_all_finite="allow-nan", ensure_min_samples=2, y_numeric=True)
+    return data
 
 
 def _one_eval_set(eval_set, eval_group, eval_qid):

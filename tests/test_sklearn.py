@@ -19,6 +19,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from plboost import metrics
+from plboost.clicks import ClickData, simulate_clicks
+from plboost.engines import train
 from plboost.data import make_synthetic
 from plboost.engines.xgboost import booster_params
 from plboost.errors import InvalidParameterError, RankerSetupError
@@ -131,6 +133,22 @@ def test_the_lightgbm_ranker_trains_the_model_lgb_train_trains(small):
               "seed": 0, "verbosity": -1}
     booster = lgb.train(params, lgb.Dataset(small.X, small.labels, group=small.group_sizes), num_boost_round=6)
     np.testing.assert_array_equal(ranker.predict(small.X), booster.predict(small.X, raw_score=True))
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_a_ranker_fits_a_click_log_as_the_engines_helper_trains_it(small, engine):
+    """Ranker.fit(ClickData) trains the model plboost.engines.train trains from the same log, and scores arrays."""
+    log = simulate_clicks(small, small.X[:, 0], n_impressions=800, top_k=5, temperature=1.0, seed=6)
+    clicks = ClickData(log, "policy_aware")
+    objective = PLRank3(gain="estimate", normalize=False, n_samples=10)
+    ranker = Ranker(objective, engine, n_estimators=5, num_leaves=7).fit(clicks)
+    trained = train(engine, clone(objective), clicks, rounds=5, num_leaves=7, progress=False)
+    np.testing.assert_array_equal(ranker.predict(small.X), trained.predict(small.X))
+    assert ranker.n_features_in_ == small.n_features
+    with pytest.raises(ValueError, match="a ClickData holds its queries and relevance estimates; give no y, group"):
+        Ranker(objective, engine).fit(clicks, small.labels, group=small.group_sizes)
+    with pytest.raises(ValueError, match="from a click log., which '(lambdarank|rank:ndcg)' cannot"):
+        Ranker("lambdarank" if engine == "lightgbm" else "rank:ndcg", engine).fit(clicks)
 
 
 @pytest.mark.parametrize("objective", [PLRank(n_permutations=2), PLRank3(n_samples=10), YetiRank(permutations=3),

@@ -27,7 +27,8 @@ import numpy as np
 
 from .._extras import import_extra
 from .._engine_registry import get_engine
-from . import adapter, check_capability
+from ..clicks import ClickData
+from . import adapter, check_capability, check_estimates_objective
 from ._base import TrainedModel, describe_objective
 from .parameters import check_engine_params, check_leaf_values
 from .settings import TrainingSettings, training_settings
@@ -46,12 +47,15 @@ class DaskRankingData:
 
     ``X`` (rows x features), ``labels`` and ``qid`` (one query id per row, increasing) share their row
     chunks; ``group`` holds the query sizes, chunked so that its chunk k describes row chunk k.
+    ``relevance_estimates``: the labels are a click log's relevance estimates (see
+    :class:`~plboost.data.RankingData`), which only an objective that takes estimates trains on.
     """
 
     X: da.Array
     labels: da.Array
     qid: da.Array
     group: da.Array
+    relevance_estimates: bool = False
 
     @classmethod
     def from_arrays(cls, X, labels, qid, *, repair: bool = False) -> DaskRankingData:
@@ -90,7 +94,8 @@ def one_partition_per_worker(client, data: DaskRankingData) -> DaskRankingData:
     persisted = [client.persist([array.blocks[k] for array in (data.X, data.labels, data.qid, data.group)],
                                 workers=[worker], allow_other_workers=False)
                  for k, worker in enumerate(workers[:data.n_partitions])]
-    return DaskRankingData(*(da.concatenate([blocks[i] for blocks in persisted]) for i in range(4)))
+    return DaskRankingData(*(da.concatenate([blocks[i] for blocks in persisted]) for i in range(4)),
+                           relevance_estimates=data.relevance_estimates)
 
 
 def _parts_from_data(data, n_partitions: int):
@@ -106,9 +111,10 @@ def ranking_collections(sources, *, n_partitions: int | None = None, n_features:
 
     Parameters
     ----------
-    sources : path, list of paths, or RankingData
+    sources : path, list of paths, RankingData or ClickData
         Several SVMlight files: one partition each, read on the workers (with ``client``, else by the
-        local scheduler). One file or a :class:`~plboost.data.RankingData`: read here and split into
+        local scheduler). One file, a :class:`~plboost.data.RankingData` or a click log's
+        :class:`~plboost.clicks.ClickData` (its documents labelled with the estimates): read here and split into
         ``n_partitions`` partitions of whole queries.
     n_partitions : int, optional
         Partitions of a single source (default 2).
@@ -125,12 +131,15 @@ def ranking_collections(sources, *, n_partitions: int | None = None, n_features:
     options = dict(load_options or {})
     if isinstance(sources, (str, Path)):
         sources = [sources]
+    if isinstance(sources, ClickData):
+        sources = sources.to_ranking_data()
     if isinstance(sources, RankingData) or len(sources) == 1:
         data = sources if isinstance(sources, RankingData) else load_svmlight(sources[0], n_features=n_features,
                                                                            **options)
         parts = _parts_from_data(data, n_partitions or 2)
         return _collections([dask.delayed(part) for part in parts],
-                            [(part.n_docs, part.n_queries, part.n_features) for part in parts], n_features)
+                            [(part.n_docs, part.n_queries, part.n_features) for part in parts], n_features,
+                            data.relevance_estimates)
     if n_partitions is not None and n_partitions != len(sources):
         raise ValueError(f"{len(sources)} files make {len(sources)} partitions, not n_partitions={n_partitions}")
     loaded = [dask.delayed(load_svmlight)(str(path), n_features=n_features, **options) for path in sources]
@@ -141,7 +150,7 @@ def ranking_collections(sources, *, n_partitions: int | None = None, n_features:
     return _collections(loaded, list(shapes), n_features)
 
 
-def _collections(parts, shapes, n_features) -> DaskRankingData:
+def _collections(parts, shapes, n_features, relevance_estimates: bool = False) -> DaskRankingData:
     width = n_features or max(shape[2] for shape in shapes)
     widened = [dask.delayed(lambda d, w: d.widen(w))(part, width) for part in parts]
     query_start = np.cumsum([0] + [shape[1] for shape in shapes])
@@ -152,7 +161,8 @@ def _collections(parts, shapes, n_features) -> DaskRankingData:
         qid.append(da.from_delayed(dask.delayed(lambda d, f: np.repeat(f + np.arange(d.n_queries), d.group_sizes))(
             part, first), shape=(rows,), dtype=np.int64))
         group.append(da.from_delayed(dask.delayed(lambda d: d.group_sizes)(part), shape=(queries,), dtype=np.int64))
-    return DaskRankingData(da.concatenate(X), da.concatenate(labels), da.concatenate(qid), da.concatenate(group))
+    return DaskRankingData(da.concatenate(X), da.concatenate(labels), da.concatenate(qid), da.concatenate(group),
+                           relevance_estimates=relevance_estimates)
 
 
 def check_partitions(qid) -> None:
@@ -209,6 +219,7 @@ def train_dask(engine: str, client, objective, train: DaskRankingData, settings:
     """
     s = training_settings(settings, setting_keywords)
     check_capability(engine, "dask", "training on Dask")
+    check_estimates_objective(objective, train)
     if s.leaf_values != "diagonal":
         check_leaf_values(s.leaf_values, get_engine(engine).name, objective, dask=True)
     with client.as_current():

@@ -224,3 +224,27 @@ def test_partitions_are_placed_one_per_worker(client, mq2008):
         np.testing.assert_array_equal(getattr(spread, name).compute(), getattr(data, name).compute())
     three = ranking_collections(mq2008[0], n_partitions=3, client=client)
     assert one_partition_per_worker(client, three) is three  # more partitions than workers: left to Dask
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_a_click_log_trains_on_two_workers_as_it_does_here(client, mq2008, engine):
+    """ClickData's estimates as Dask collections (a click log simulated from MQ2008's Fold1): the workers' labels are
+    the estimates, PL-Rank-3 from them on 2 workers is within TOLERANCE of the same objective trained here (test
+    NDCG@10 on the true labels), and an objective of graded labels is refused before the workers run."""
+    from plboost.clicks import ClickData, simulate_clicks
+    from plboost.objectives import PLRank3
+
+    data, _, test = mq2008
+    logger = train("lightgbm", "lambdarank", data.subset(np.arange(10)), rounds=20, progress=False)
+    log = simulate_clicks(data, logger.predict(data.X), n_impressions=20_000, top_k=10, temperature=1.0, seed=33)
+    clicks = ClickData(log, "policy_aware")
+    objective = PLRank3(gain="estimate", normalize=False, n_samples=16)
+    collections = ranking_collections(clicks, n_partitions=2)
+    assert collections.relevance_estimates
+    np.testing.assert_array_equal(collections.labels.compute(), clicks.to_ranking_data().labels)
+    here = train(engine, objective, clicks, rounds=ROUNDS, progress=False,
+                 engine_params={"min_data_in_leaf": 20} if engine == "lightgbm" else {})
+    distributed = train_dask(engine, client, objective, collections, rounds=ROUNDS)
+    assert abs(ndcg_at_10(distributed, test) - ndcg_at_10(here, test)) < TOLERANCE
+    with pytest.raises(ValueError, match="relevance estimates .from a click log., which"):
+        train_dask(engine, client, "lambdarank" if engine == "lightgbm" else "rank:ndcg", collections, rounds=2)
