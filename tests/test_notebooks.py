@@ -10,7 +10,8 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 
 def test_there_are_notebooks():
-    assert [path.name for path in NOTEBOOKS] == ["pl_partition_simulation.ipynb", "plackett_luce_mq2008.ipynb"]
+    assert [path.name for path in NOTEBOOKS] == ["click_logs.ipynb", "pl_partition_simulation.ipynb",
+                                                 "plackett_luce_mq2008.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -21,9 +22,10 @@ def test_notebook_is_stored_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: strip outputs before committing"
 
 
-#: what running each notebook costs: the MQ2008 one trains LightGBM; the simulation trains no engine but takes
-#: about 20 s of numpy. A notebook not listed here is taken to train.
-RUN_MARKS = {"plackett_luce_mq2008": pytest.mark.engine, "pl_partition_simulation": pytest.mark.slow}
+#: what running each notebook costs: the MQ2008 and click-log ones train LightGBM (and XGBoost); the simulation
+#: trains no engine but takes about 20 s of numpy. A notebook not listed here is taken to train.
+RUN_MARKS = {"plackett_luce_mq2008": pytest.mark.engine, "click_logs": pytest.mark.engine,
+             "pl_partition_simulation": pytest.mark.slow}
 
 
 @pytest.mark.parametrize("path", [pytest.param(path, marks=RUN_MARKS.get(path.stem, pytest.mark.engine), id=path.stem)
