@@ -180,7 +180,8 @@ def _add_train_command(commands) -> None:
                             "(and documents.*), as plboost simulate-clicks writes it; needs --clicks")
     train.add_argument("--clicks", choices=CLICK_TRAINING,
                        help="with --click-log, what to train on: an estimator's relevance estimates (naive, ips, "
-                            "policy_aware, affine; for pl_rank3 with gain=estimate, normalize=false) or the "
+                            "policy_aware, affine, doubly_robust with a cross-fitted LightGBM regression; for "
+                            "pl_rank3 with gain=estimate, normalize=false) or the "
                             "displayed rows, clicks as labels with their positions (the engines' debiasing: "
                             "lambdarank, rank:ndcg with lambdarank_unbiased=true)")
     train.add_argument("--examination", choices=EXAMINATIONS, default="recorded",

@@ -637,7 +637,7 @@ CASES = [
     Case("command line", "`plboost train --click-log` without `--clicks`",
          cli_call("train", "--click-log", "{dir}", "--objective", "lambdarank", "--test", "{dir}/train.txt",
                   "--quiet"), r"--click-log needs --clicks, what to train on: naive, ips, policy_aware, affine, "
-                              r"displayed"),
+                              r"doubly_robust, displayed"),
     Case("command line", "`plboost train --click-log` of a directory without a click log",
          cli_call("train", "--click-log", "{dir}/sub", "--clicks", "displayed", "--objective", "lambdarank",
                   "--test", "{dir}/train.txt", "--quiet"), r"sub: no clicks.parquet or clicks.csv"),

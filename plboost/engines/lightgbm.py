@@ -297,6 +297,18 @@ def load_booster(path, kind: str, data: bytes):
         raise ValueError(f"{path}: LightGBM cannot load it: {engine_message(error)}") from None
 
 
+def regression_model(X, y, *, rounds: int = 100, learning_rate: float = 0.05, num_leaves: int = 31, seed: int = 0,
+                     threads: int | None = None):
+    """A pointwise regression of ``y`` on ``X`` (LightGBM's L2 ``regression``): its ``predict``. What the doubly
+    robust estimator's regression model is fitted with (:func:`plboost.clicks.training.cross_fitted_regression`)."""
+    params = {"objective": "regression", "learning_rate": learning_rate, "num_leaves": num_leaves, "seed": seed,
+              "deterministic": True, "verbosity": -1, **({"num_threads": threads} if threads else {})}
+    with without_fatal_echo():
+        booster = lgb.train(params, lgb.Dataset(np.asarray(X), np.asarray(y, dtype=np.float64)),
+                            num_boost_round=rounds)
+    return booster.predict
+
+
 def fit_dask(client, objective, train, valid, settings: TrainingSettings):
     """Train through ``lightgbm.DaskLGBMRanker`` on ``client``'s cluster (:func:`plboost.engines.dask.train_dask`):
     ``(local booster, parameters, validation history, best iteration)``. LightGBM's Dask interface has no

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import asdict, dataclass, replace
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from .. import engines, metrics
 from .._writing import json_text, write_text
+from ..engines.lightgbm import regression_model
 from ..engines.settings import TrainingSettings
 from ..clicks import CLICK_TRAINING, ClickLog, click_training_data
 from ..data import load_svmlight, make_synthetic
@@ -131,7 +133,9 @@ def _click_training(spec: RunSpec, log, valid, test):
                              reference=str(reference.source), hint="the log's features must be the labelled data's")
         if order is not None:
             log = replace(log, X=log.X[:, order], feature_names=tuple(wanted))
-    return click_training_data(log, spec.clicks, examination=spec.examination)
+    seed = spec.seed + spec.repeat
+    return click_training_data(log, spec.clicks, examination=spec.examination, seed=seed,
+                               regressor=functools.partial(regression_model, seed=seed))
 
 
 def _training_arguments(spec: RunSpec) -> tuple[object, TrainingSettings]:

@@ -3,6 +3,8 @@ simulated logs, the mean of the metric it estimates equals the metric computed f
 standard errors; and each estimator that must fail (naive everywhere, IPS beyond a cut-off or under trust bias)
 fails visibly."""
 
+import dataclasses
+import functools
 import re
 
 import numpy as np
@@ -11,6 +13,8 @@ import pytest
 from plboost.clicks import CascadeModel, PositionBasedModel, simulate_clicks
 from plboost.clicks.estimators import logging_policy, relevance_estimates
 from plboost.clicks.models import relevance_of_labels
+from plboost.clicks.training import cross_fitted_regression
+from plboost.engines.lightgbm import regression_model
 from plboost.data import RankingData
 from plboost.objectives import OBJECTIVES
 from plboost.policies import PlackettLucePolicy
@@ -45,7 +49,8 @@ def z_of(estimator, queries, model, *, top_k, temperature, estimand, **options):
     for seed in range(N_LOGS):
         log = simulate_clicks(data, logger, n_impressions=N_IMPRESSIONS, top_k=top_k, temperature=temperature,
                               click_model=model, seed=seed)
-        extra = {"regression": options["regression"]} if "regression" in options else {}
+        regression = options.get("regression")
+        extra = {} if regression is None else {"regression": regression(log) if callable(regression) else regression}
         estimates = relevance_estimates(log, estimator, click_model=model, **extra)
         assert estimates.observed.all()
         values.append(float(omega @ estimates.values) / data.n_queries)
@@ -106,6 +111,32 @@ def test_doubly_robust_is_unbiased_whatever_its_regression(queries, prior):
                   "good": np.clip(r + np.random.default_rng(1).normal(scale=0.1, size=r.size), 0, 1)}[prior]
     assert abs(z_of("doubly_robust", queries, TRUST, top_k=5, temperature=1.0, estimand=r,
                     regression=regression)) < 3
+
+
+@pytest.mark.engine
+def test_doubly_robust_with_its_cross_fitted_regression_is_unbiased(queries):
+    data = queries[0]
+    r = relevance_of_labels(data.labels, max_label=4)
+    regressor = functools.partial(regression_model, rounds=10, threads=1)
+    assert abs(z_of("doubly_robust", queries, TRUST, top_k=5, temperature=1.0, estimand=r,
+                    regression=lambda log: cross_fitted_regression(log, regressor, click_model=TRUST))) < 3
+
+
+@pytest.mark.engine
+def test_no_documents_regression_has_seen_its_own_querys_clicks(queries):
+    """Cross-fitting: a query's clicks changed, its documents' regression estimates stay as they were (and the
+    other fold's change)."""
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=2000, top_k=5, temperature=1.0, click_model=TRUST, seed=8)
+    regressor = functools.partial(regression_model, rounds=10, threads=1)
+    before = cross_fitted_regression(log, regressor, click_model=TRUST, seed=3)
+    query = 4
+    rows = log.impression_query[log.impression] == query
+    changed = dataclasses.replace(log, click=np.where(rows, 1 - log.click, log.click).astype(np.int8))
+    after = cross_fitted_regression(changed, regressor, click_model=TRUST, seed=3)
+    own = log.query_of_document == query
+    np.testing.assert_array_equal(after[own], before[own])
+    assert not np.array_equal(after[~own], before[~own])
 
 
 def test_the_estimators_read_the_logging_policy_and_click_model_from_a_simulated_log(queries):

@@ -61,7 +61,8 @@ def test_a_run_on_labels_keeps_the_provenance_and_key_it_had_before_click_logs()
     (dict(objective="lambdarank", examination="em"), "give clicks= too"),
     (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="affine", examination="em"), "affine' does not"),
     (dict(objective="lambdarank", clicks="displayed", examination="em"), "displayed' does not"),
-    (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="doubly_robust"), "regression estimate"),
+    (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="doubly_robust", examination="em"),
+     "doubly_robust' does not"),
     (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="clicks"), "clicks must be one of"),
     (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="ips", examination="EM"), "examination must be"),
 ])

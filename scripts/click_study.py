@@ -1,0 +1,288 @@
+"""Rankers learned from simulated click logs, scored by test NDCG@10 on the true labels, against the click budget.
+
+    python scripts/click_study.py run --out docs/results/clicks.jsonl [--data mq2008] [--folds 1 2 3 4 5]
+        [--seeds 0 1 2] [--budgets 100 1000 10000 100000] [--click-models pbm cascade] [--loggers det stoch]
+    python scripts/click_study.py report docs/results/clicks.jsonl [--plots docs/figures]
+
+The semi-synthetic protocol of the unbiased learning-to-rank papers (Oosterhuis and de Rijke, SIGIR 2020): per
+fold and simulation seed, a logging ranker (LightGBM lambdarank, 100 rounds) is trained on the labels of 1% of the
+training queries (at least one); it shows the top 10 of every training query, by its scores ("det") or sampled
+from its Plackett-Luce policy at temperature 1 ("stoch"); clicks come from the position-based model (eta 1,
+click noise 0.1, 1.0, graded relevance) or the cascade model (one click at most, the same noise). Each budget is a
+log of that many impressions (queries drawn uniformly), simulated with the unit's seed.
+
+From each log: PL-Rank-3 (``gain="estimate"``, ``normalize=False``) on LightGBM from the naive, IPS and
+policy-aware estimates (the examination the simulator's position-based model gives; with a stochastic logger,
+also the examination estimated from the log by regression EM) and the doubly robust ones (its regression
+cross-fitted, LightGBM's L2 regression of the affine estimates), PL-Rank-3 on XGBoost from the policy-aware
+estimates, XGBoost's ``rank:ndcg`` with ``lambdarank_unbiased=True`` and LightGBM's lambdarank with ``position=``
+on the displayed rows (clicks as labels); beside them the logger and LightGBM's lambdarank trained on the true
+training labels (the supervised ceiling). Every model: learning rate 0.05, 31 leaves, at most 500 rounds,
+early-stopped after 50 on the validation file's true labels (NDCG@10); the test file is read only to score.
+
+``run`` appends one JSON line per (unit, budget, method) to ``--out`` and skips those already there (saying how
+many); ``report`` prints, per setting and budget, the mean test NDCG@10 with a 95% t interval over the folds x
+seeds, and each method's paired difference to XGBoost's unbiased LambdaMART with Holm-adjusted p-values (paired t
+over the same units), and draws one plot per setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = {
+    "mq2008": lambda fold: [ROOT.parent / f"shared/data/MQ2008/Fold{fold}/{name}.txt.gz"
+                            for name in ("train", "vali", "test")],
+    # one fold, no validation file: a fifth of the training queries (by the fold number as seed) validates
+    "mslr": lambda fold: [ROOT.parent / "shared/data/MSLR-WEB10K-5k/msn1.fold1.train.5k.txt.gz", None,
+                          ROOT.parent / "shared/data/MSLR-WEB10K-5k/msn1.fold1.test.5k.txt.gz"],
+}
+TREE = dict(learning_rate=0.05, num_leaves=31, rounds=500, early_stopping=50, eval_at=10, progress=False)
+METHODS = ("logger", "supervised", "naive", "ips", "policy_aware", "policy_aware_em", "doubly_robust",
+           "policy_aware_xgboost", "xgboost_unbiased", "lightgbm_position")
+BASELINE = "xgboost_unbiased"
+
+
+def _splits(dataset: str, fold: int):
+    from plboost.data import load_splits
+
+    train, valid, test = load_splits(*DATA[dataset](fold))
+    if valid is None:
+        order = np.random.default_rng(fold).permutation(train.n_queries)
+        cut = max(1, train.n_queries // 5)
+        train, valid = train.subset(np.sort(order[cut:])), train.subset(np.sort(order[:cut]))
+    return train, valid, test
+
+
+def _click_model(name: str):
+    from plboost.clicks import CascadeModel, PositionBasedModel
+
+    noise = dict(positive_noise=1.0, negative_noise=0.1)
+    return CascadeModel(eta=1.0, **noise) if name == "cascade" else PositionBasedModel(eta=1.0, **noise)
+
+
+def _unit_models(train, valid, test, seed):
+    """The logger (trained on 1% of the training queries) and the supervised ceiling: their test scores."""
+    from plboost.engines import train as fit
+
+    rng = np.random.default_rng([seed, 2])
+    share = np.sort(rng.choice(train.n_queries, size=max(1, round(0.01 * train.n_queries)), replace=False))
+    logger = fit("lightgbm", "lambdarank", train.subset(share), rounds=100, seed=seed, progress=False)
+    supervised = fit("lightgbm", "lambdarank", train, valid, seed=seed, **TREE)
+    return logger, supervised
+
+
+def _methods(log, valid, seed, wanted):
+    """The trained model of each method of ``wanted`` from ``log`` (a generator of (name, model))."""
+    import functools
+
+    from plboost.clicks import ClickData, PositionBasedModel, estimate_examination
+    from plboost.clicks.training import cross_fitted_regression
+    from plboost.engines import train as fit
+    from plboost.engines.lightgbm import regression_model
+    from plboost.objectives import PLRank3
+
+    objective = PLRank3(gain="estimate", normalize=False)
+    assumed = {"click_model": PositionBasedModel(eta=1.0, positive_noise=1.0, negative_noise=0.1)}
+
+    def estimates(name, options):
+        return lambda: fit("lightgbm", objective, ClickData(log, name, options), valid, seed=seed, **TREE)
+
+    def doubly_robust():
+        prior = cross_fitted_regression(log, functools.partial(regression_model, seed=seed), seed=seed, **assumed)
+        return estimates("doubly_robust", {**assumed, "regression": prior})()
+
+    rows = log.displayed_rows if "xgboost_unbiased" in wanted or "lightgbm_position" in wanted else None
+    makers = {
+        "naive": estimates("naive", {}),
+        "ips": estimates("ips", assumed),
+        "policy_aware": estimates("policy_aware", assumed),
+        "policy_aware_em": lambda: estimates("policy_aware",
+                                             {**assumed, "examination": estimate_examination(log).relative})(),
+        "doubly_robust": doubly_robust,
+        "policy_aware_xgboost": lambda: fit("xgboost", objective, ClickData(log, "policy_aware", assumed), valid,
+                                            seed=seed, **TREE),
+        "xgboost_unbiased": lambda: fit("xgboost", "rank:ndcg", rows(), valid, seed=seed,
+                                        engine_params={"lambdarank_unbiased": True}, **TREE),
+        "lightgbm_position": lambda: fit("lightgbm", "lambdarank", rows(), valid, seed=seed, **TREE),
+    }
+    for name, make in makers.items():
+        if name in wanted:
+            yield name, make()
+
+
+def _done(path: Path) -> set:
+    if not path.exists():
+        return set()
+    with path.open() as lines:
+        return {tuple(json.loads(line)["key"]) for line in lines if line.strip()}
+
+
+def run(args) -> int:
+    from plboost.clicks import simulate_clicks
+    from plboost.metrics import ndcg
+
+    done = _done(args.out)
+    if done:
+        print(f"{args.out}: {len(done)} results there already are kept and not trained again")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    splits = {}
+    for seed in args.seeds:  # seeds outer: a partial run covers every fold
+        for fold in args.folds:
+            if fold not in splits:
+                splits[fold] = _splits(args.data, fold)
+            train, valid, test = splits[fold]
+            models = None
+            for click_model_name in args.click_models:
+                for logger_kind in args.loggers:
+                    for budget in args.budgets:
+                        unit = [args.data, fold, seed, click_model_name, logger_kind, budget]
+                        wanted = [m for m in METHODS if tuple(unit + [m]) not in done
+                                  and not (m == "policy_aware_em" and logger_kind == "det")]
+                        if not wanted:
+                            continue
+                        if models is None:
+                            models = _unit_models(train, valid, test, seed)
+                        logger, supervised = models
+                        started = time.perf_counter()
+                        log = simulate_clicks(train, logger.predict(train.X), n_impressions=budget, top_k=10,
+                                              temperature=1.0 if logger_kind == "stoch" else 0.0,
+                                              click_model=_click_model(click_model_name), seed=seed)
+                        trained = [("logger", logger), ("supervised", supervised)]
+                        results = []
+                        for name, model in (*trained, *_methods(log, valid, seed, set(wanted))):
+                            if name not in wanted:
+                                continue
+                            score = ndcg(model.predict(test.X), test.labels, offsets=test.offsets, k=10)
+                            results.append({"key": unit + [name], "ndcg10": float(score),
+                                            "rounds": getattr(model, "best_iteration", None),
+                                            "clicks": int(log.click.sum())})
+                        with args.out.open("a") as out:
+                            for result in results:
+                                out.write(json.dumps(result) + "\n")
+                        summary = ", ".join(f"{r['key'][-1]} {r['ndcg10']:.4f}" for r in results)
+                        print(f"{unit}: {time.perf_counter() - started:.0f} s; {summary}", flush=True)
+    return 0
+
+
+def _load(path: Path):
+    import pandas as pd
+
+    with path.open() as lines:
+        rows = [json.loads(line) for line in lines if line.strip()]
+    frame = pd.DataFrame([r["key"] for r in rows],
+                         columns=["data", "fold", "seed", "click_model", "logger", "budget", "method"])
+    frame["ndcg10"] = [r["ndcg10"] for r in rows]
+    return frame
+
+
+def report(args) -> int:
+    from scipy import stats
+
+    frame = _load(args.results)
+    setting = ["data", "click_model", "logger"]
+    for key, part in frame.groupby(setting):
+        print(f"\n## {' / '.join(map(str, key))}\n")
+        methods = [m for m in METHODS if m in set(part.method)]
+        budgets = sorted(part.budget.unique())
+        print("| method | " + " | ".join(f"{b:,} impressions" for b in budgets) + " |")
+        print("|---|" + "---|" * len(budgets))
+        cells = {}
+        for method in methods:
+            row = []
+            for budget in budgets:
+                values = part[(part.method == method) & (part.budget == budget)].ndcg10.to_numpy()
+                half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size) \
+                    if values.size > 1 else float("nan")
+                cells[method, budget] = (values.mean(), half, values.size)
+                row.append(f"{values.mean():.4f} ± {half:.4f} ({values.size})")
+            print(f"| {method} | " + " | ".join(row) + " |")
+        print(f"\nPaired differences to {BASELINE} (mean, Holm-adjusted p over the methods at a budget):\n")
+        print("| method | " + " | ".join(f"{b:,}" for b in budgets) + " |")
+        print("|---|" + "---|" * len(budgets))
+        tests = {}
+        for budget in budgets:
+            at = part[part.budget == budget].pivot_table(index=["fold", "seed"], columns="method", values="ndcg10")
+            if BASELINE not in at:
+                continue
+            others = [m for m in methods if m != BASELINE and m in at]
+            p = np.array([stats.ttest_rel(at[m], at[BASELINE]).pvalue if at[m].size > 1 else np.nan
+                          for m in others])
+            adjusted = _holm(np.nan_to_num(p, nan=1.0))
+            for m, value in zip(others, adjusted, strict=True):
+                tests[m, budget] = ((at[m] - at[BASELINE]).mean(), value)
+        for method in methods:
+            if method == BASELINE:
+                continue
+            row = [f"{tests[method, b][0]:+.4f} (p {tests[method, b][1]:.3g})" if (method, b) in tests else ""
+                   for b in budgets]
+            print(f"| {method} | " + " | ".join(row) + " |")
+        if args.plots:
+            _plot(args.plots, key, methods, budgets, cells)
+    return 0
+
+
+def _plot(directory: Path, key, methods, budgets, cells) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    directory.mkdir(parents=True, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for method in methods:
+        means = np.array([cells[method, b][0] for b in budgets])
+        halves = np.array([cells[method, b][1] for b in budgets])
+        style = "--" if method in ("logger", "supervised") else "-"
+        axes.plot(budgets, means, style, marker="o", label=method)
+        axes.fill_between(budgets, means - halves, means + halves, alpha=0.15)
+    axes.set_xscale("log")
+    axes.set_xlabel("impressions in the click log")
+    axes.set_ylabel("test NDCG@10 (true labels)")
+    axes.set_title(" / ".join(map(str, key)) + " (95% intervals over folds x seeds)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    path = directory / f"clicks_{'_'.join(map(str, key))}.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    print(f"\n{path}")
+
+
+def _holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of ``p_values``."""
+    order = np.argsort(p_values)
+    adjusted = np.empty_like(p_values)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (p_values.size - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    runner = commands.add_parser("run")
+    runner.add_argument("--out", type=Path, required=True)
+    runner.add_argument("--data", choices=sorted(DATA), default="mq2008")
+    runner.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    runner.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    runner.add_argument("--budgets", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
+    runner.add_argument("--click-models", nargs="+", choices=("pbm", "cascade"), default=["pbm", "cascade"])
+    runner.add_argument("--loggers", nargs="+", choices=("det", "stoch"), default=["det", "stoch"])
+    reporter = commands.add_parser("report")
+    reporter.add_argument("results", type=Path)
+    reporter.add_argument("--plots", type=Path)
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
