@@ -129,6 +129,10 @@ def run(args) -> int:
     from plboost.clicks import simulate_clicks
     from plboost.metrics import ndcg
 
+    import subprocess
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or None
     done = _done(args.out)
     if done:
         print(f"{args.out}: {len(done)} results there already are kept and not trained again")
@@ -163,7 +167,7 @@ def run(args) -> int:
                             score = ndcg(model.predict(test.X), test.labels, offsets=test.offsets, k=10)
                             results.append({"key": unit + [name], "ndcg10": float(score),
                                             "rounds": getattr(model, "best_iteration", None),
-                                            "clicks": int(log.click.sum())})
+                                            "clicks": int(log.click.sum()), "commit": commit})
                         with args.out.open("a") as out:
                             for result in results:
                                 out.write(json.dumps(result) + "\n")

@@ -43,6 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._constraints import Options, Real, check
+from .._values import plain_value
 from ..policies import PlackettLucePolicy
 from .log import ClickLog
 from .models import PositionBasedModel
@@ -170,21 +171,42 @@ def _regression(regression, n_documents: int) -> np.ndarray:
     return prior
 
 
-def training_data(log: ClickLog, estimates: RelevanceEstimates):
+#: what :func:`training_data` does with the documents the logging policy can never show where an estimator needs
+#: them shown (:attr:`RelevanceEstimates.unreachable`): leave them out, or train on their placeholder 0
+UNREACHABLE = ("drop", "zero")
+
+
+def training_data(log: ClickLog, estimates: RelevanceEstimates, *, unreachable: str = "drop"):
     """The log's documents with ``estimates`` as their labels (:class:`~plboost.data.RankingData` with
     ``relevance_estimates=True``), for an objective that takes estimates (``PLRank3(gain="estimate",
     normalize=False)``). Only the queries the log has impressions of: the others have no estimate (their number
-    is ``log.n_queries - result.n_queries``)."""
+    is ``log.n_queries - result.n_queries``).
+
+    ``unreachable``: the documents the logging policy can never show where the estimator needs them (beyond a
+    deterministic logger's cut-off) have no estimate, only a placeholder 0; ``"drop"`` (the default) leaves them
+    out of their queries, so that the ranker learns among the documents the log can tell apart, as the engines'
+    debiasing does from the displayed rows; ``"zero"`` trains on the 0, which teaches the ranker to put them last:
+    the logger's own ranking, its bias included. Doubly robust's estimates of them are its regression's, and are
+    kept either way."""
     from ..data.ranking_data import RankingData
 
+    unreachable = check(unreachable, Options(*UNREACHABLE), "unreachable", "training_data")
     if estimates.values.shape != (log.n_documents,):
         raise ValueError(f"training_data: {estimates.values.size} estimates for a log of {log.n_documents} documents")
-    every = RankingData(log.X, estimates.values, log.qids, log.offsets, None, log.feature_names,
-                        relevance_estimates=True)
     seen = np.bincount(log.impression_query, minlength=log.n_queries) > 0
     if not seen.any():
         raise ValueError("training_data: the click log has no impression")
-    return every if seen.all() else every.subset(np.flatnonzero(seen))
+    kept = seen[log.query_of_document]
+    if unreachable == "drop" and estimates.estimator != "doubly_robust":
+        kept &= ~estimates.unreachable
+    sizes = np.bincount(log.query_of_document[kept], minlength=log.n_queries)[seen]
+    if np.any(sizes == 0):
+        query = log.qids[seen][np.flatnonzero(sizes == 0)[0]]
+        raise ValueError(f"training_data: query {plain_value(query)!r} was displayed, yet the logging policy could "
+                         "show none of its documents: the estimates were made with another policy than the log's")
+    names = None if log.feature_names is None else tuple(log.feature_names)
+    return RankingData(log.X[kept], estimates.values[kept], log.qids[seen], np.r_[0, np.cumsum(sizes)], None,
+                       names, relevance_estimates=True)
 
 
 class ClickData(NamedTuple):
@@ -195,7 +217,11 @@ class ClickData(NamedTuple):
     log: ClickLog
     estimator: str = "policy_aware"
     options: dict = {}
+    #: the documents the logging policy can never show: left out (``"drop"``) or trained on as 0 (``"zero"``);
+    #: see :func:`training_data`
+    unreachable: str = "drop"
 
     def to_ranking_data(self):
         """The training data: the log's documents labelled with the estimates (:func:`training_data`)."""
-        return training_data(self.log, relevance_estimates(self.log, self.estimator, **self.options))
+        return training_data(self.log, relevance_estimates(self.log, self.estimator, **self.options),
+                             unreachable=self.unreachable)

@@ -225,3 +225,45 @@ def test_training_data_holds_the_queries_with_impressions(queries):
     seen = np.unique(log.impression_query)
     assert labelled.relevance_estimates and labelled.n_queries == seen.size < data.n_queries
     np.testing.assert_array_equal(labelled.qids, log.qids[seen])
+
+
+@pytest.mark.parametrize("top_k, temperature", [(4, 0.0), (7, 0.0), (4, 2.0)])
+def test_training_data_leaves_out_what_the_logger_can_never_show_unless_asked_to_keep_it(queries, top_k,
+                                                                                          temperature):
+    """unreachable="drop" (the default) keeps, of every query with an impression, exactly the documents its
+    logging policy can show, with their estimates; "zero" keeps them all; doubly robust keeps its regression's
+    estimates of them."""
+    from plboost.clicks import training_data
+
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=300, top_k=top_k, temperature=temperature, click_model=PBM,
+                          seed=4)
+    estimates = relevance_estimates(log, "policy_aware", click_model=PBM)
+    dropped, kept = training_data(log, estimates), training_data(log, estimates, unreachable="zero")
+    seen = estimates.observed
+    reachable = seen & ~estimates.unreachable
+    assert dropped.n_docs == reachable.sum() and kept.n_docs == seen.sum()
+    np.testing.assert_array_equal(dropped.labels, estimates.values[reachable])
+    np.testing.assert_array_equal(dropped.X, log.X[reachable])
+    np.testing.assert_array_equal(dropped.group_sizes, np.bincount(log.query_of_document[reachable])[
+        np.unique(log.query_of_document[seen])])
+    if temperature == 0.0:  # each query's top_k by the logger's scores, whatever the queries drawn
+        assert estimates.unreachable[seen].sum() == (10 - top_k) * kept.n_queries
+    else:
+        assert not estimates.unreachable.any()
+    prior = np.linspace(0.0, 1.0, log.n_documents)
+    robust = relevance_estimates(log, "doubly_robust", click_model=PBM, regression=prior)
+    assert training_data(log, robust).n_docs == seen.sum()
+
+
+def test_training_data_refuses_estimates_of_another_policy_that_shows_nothing_of_a_displayed_query(queries):
+    from plboost.clicks import training_data
+
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=300, top_k=4, click_model=PBM, seed=4)
+    estimates = relevance_estimates(log, "policy_aware", click_model=PBM)
+    wrong = estimates._replace(unreachable=np.ones_like(estimates.unreachable))
+    with pytest.raises(ValueError, match=r"query \d+ was displayed, yet the logging policy could show none"):
+        training_data(log, wrong)
+    with pytest.raises(ValueError, match="unreachable must be one of"):
+        training_data(log, estimates, unreachable="keep")
