@@ -16,14 +16,15 @@ policy-aware estimates (the examination the simulator's position-based model giv
 also the examination estimated from the log by regression EM) and the doubly robust ones (its regression
 cross-fitted, LightGBM's L2 regression of the affine estimates), PL-Rank-3 on XGBoost from the policy-aware
 estimates, XGBoost's ``rank:ndcg`` with ``lambdarank_unbiased=True`` and LightGBM's lambdarank with ``position=``
-on the displayed rows (clicks as labels); beside them the logger and LightGBM's lambdarank trained on the true
-training labels (the supervised ceiling). Every model: learning rate 0.05, 31 leaves, at most 500 rounds,
-early-stopped after 50 on the validation file's true labels (NDCG@10); the test file is read only to score.
+on the displayed rows (clicks as labels); beside them the logger and LightGBM's lambdarank and PL-Rank-3 (its
+defaults) trained on the true training labels (the supervised ceilings). Every model: learning rate 0.05, 31
+leaves, at most 500 rounds, early-stopped after 50 on the validation file's true labels (NDCG@10); the test file
+is read only to score.
 
 ``run`` appends one JSON line per (unit, budget, method) to ``--out`` and skips those already there (saying how
 many); ``report`` prints, per setting and budget, the mean test NDCG@10 with a 95% t interval over the folds x
-seeds, and each method's paired difference to XGBoost's unbiased LambdaMART with Holm-adjusted p-values (paired t
-over the same units), and draws one plot per setting.
+seeds, and each estimator's paired difference to XGBoost's unbiased LambdaMART and to LightGBM's position debiasing
+with Holm-adjusted p-values (paired t over the same units), and draws one plot per setting.
 """
 
 from __future__ import annotations
@@ -45,9 +46,8 @@ DATA = {
                           ROOT.parent / "shared/data/MSLR-WEB10K-5k/msn1.fold1.test.5k.txt.gz"],
 }
 TREE = dict(learning_rate=0.05, num_leaves=31, rounds=500, early_stopping=50, eval_at=10, progress=False)
-METHODS = ("logger", "supervised", "naive", "ips", "policy_aware", "policy_aware_em", "doubly_robust",
-           "policy_aware_xgboost", "xgboost_unbiased", "lightgbm_position")
-BASELINE = "xgboost_unbiased"
+METHODS = ("logger", "supervised", "supervised_pl_rank3", "naive", "ips", "policy_aware", "policy_aware_em",
+           "doubly_robust", "policy_aware_xgboost", "xgboost_unbiased", "lightgbm_position")
 
 
 def _splits(dataset: str, fold: int):
@@ -69,14 +69,17 @@ def _click_model(name: str):
 
 
 def _unit_models(train, valid, test, seed):
-    """The logger (trained on 1% of the training queries) and the supervised ceiling: their test scores."""
+    """The logger (trained on 1% of the training queries) and the supervised ceilings (lambdarank and PL-Rank-3 on
+    the true labels)."""
     from plboost.engines import train as fit
+    from plboost.objectives import PLRank3
 
     rng = np.random.default_rng([seed, 2])
     share = np.sort(rng.choice(train.n_queries, size=max(1, round(0.01 * train.n_queries)), replace=False))
     logger = fit("lightgbm", "lambdarank", train.subset(share), rounds=100, seed=seed, progress=False)
     supervised = fit("lightgbm", "lambdarank", train, valid, seed=seed, **TREE)
-    return logger, supervised
+    supervised_pl_rank3 = fit("lightgbm", PLRank3(), train, valid, seed=seed, **TREE)
+    return logger, supervised, supervised_pl_rank3
 
 
 def _methods(log, valid, seed, wanted):
@@ -154,12 +157,13 @@ def run(args) -> int:
                             continue
                         if models is None:
                             models = _unit_models(train, valid, test, seed)
-                        logger, supervised = models
+                        logger, supervised, supervised_pl_rank3 = models
                         started = time.perf_counter()
                         log = simulate_clicks(train, logger.predict(train.X), n_impressions=budget, top_k=10,
                                               temperature=1.0 if logger_kind == "stoch" else 0.0,
                                               click_model=_click_model(click_model_name), seed=seed)
-                        trained = [("logger", logger), ("supervised", supervised)]
+                        trained = [("logger", logger), ("supervised", supervised),
+                                   ("supervised_pl_rank3", supervised_pl_rank3)]
                         results = []
                         for name, model in (*trained, *_methods(log, valid, seed, set(wanted))):
                             if name not in wanted:
@@ -187,50 +191,79 @@ def _load(path: Path):
     return frame
 
 
-def report(args) -> int:
-    from scipy import stats
+#: the engines' own debiasing, against which plboost's estimators are tested
+ENGINE_METHODS = ("xgboost_unbiased", "lightgbm_position")
+#: the references: not estimators, not tested
+REFERENCES = ("logger", "supervised", "supervised_pl_rank3")
 
+
+def report(args) -> int:
     frame = _load(args.results)
-    setting = ["data", "click_model", "logger"]
-    for key, part in frame.groupby(setting):
+    for key, part in frame.groupby(["data", "click_model", "logger"]):
         print(f"\n## {' / '.join(map(str, key))}\n")
         methods = [m for m in METHODS if m in set(part.method)]
         budgets = sorted(part.budget.unique())
+        cells = _means(part, methods, budgets)
+        print("Test NDCG@10, mean ± half-width of the 95% t interval over the (fold, seed) units (their number):\n")
         print("| method | " + " | ".join(f"{b:,} impressions" for b in budgets) + " |")
         print("|---|" + "---|" * len(budgets))
-        cells = {}
         for method in methods:
-            row = []
-            for budget in budgets:
-                values = part[(part.method == method) & (part.budget == budget)].ndcg10.to_numpy()
-                half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size) \
-                    if values.size > 1 else float("nan")
-                cells[method, budget] = (values.mean(), half, values.size)
-                row.append(f"{values.mean():.4f} ± {half:.4f} ({values.size})")
+            row = [f"{cells[method, b][0]:.4f} ± {cells[method, b][1]:.4f} ({cells[method, b][2]})"
+                   if (method, b) in cells else "" for b in budgets]
             print(f"| {method} | " + " | ".join(row) + " |")
-        print(f"\nPaired differences to {BASELINE} (mean, Holm-adjusted p over the methods at a budget):\n")
-        print("| method | " + " | ".join(f"{b:,}" for b in budgets) + " |")
-        print("|---|" + "---|" * len(budgets))
-        tests = {}
-        for budget in budgets:
-            at = part[part.budget == budget].pivot_table(index=["fold", "seed"], columns="method", values="ndcg10")
-            if BASELINE not in at:
-                continue
-            others = [m for m in methods if m != BASELINE and m in at]
-            p = np.array([stats.ttest_rel(at[m], at[BASELINE]).pvalue if at[m].size > 1 else np.nan
-                          for m in others])
-            adjusted = _holm(np.nan_to_num(p, nan=1.0))
-            for m, value in zip(others, adjusted, strict=True):
-                tests[m, budget] = ((at[m] - at[BASELINE]).mean(), value)
-        for method in methods:
-            if method == BASELINE:
-                continue
-            row = [f"{tests[method, b][0]:+.4f} (p {tests[method, b][1]:.3g})" if (method, b) in tests else ""
-                   for b in budgets]
-            print(f"| {method} | " + " | ".join(row) + " |")
+        estimators = [m for m in methods if m not in REFERENCES and m not in ENGINE_METHODS]
+        for baseline in ENGINE_METHODS:
+            tests = _paired_tests(part, estimators, baseline, budgets)
+            print(f"\nplboost's estimators against {baseline}: mean paired difference over the units both have "
+                  "(Holm-adjusted p of paired t-tests, the family: the estimators at one budget):\n")
+            print("| method | " + " | ".join(f"{b:,}" for b in budgets) + " |")
+            print("|---|" + "---|" * len(budgets))
+            for method in estimators:
+                row = [f"{tests[method, b][0]:+.4f} (p {tests[method, b][1]:.3g})" if (method, b) in tests else ""
+                       for b in budgets]
+                print(f"| {method} | " + " | ".join(row) + " |")
         if args.plots:
             _plot(args.plots, key, methods, budgets, cells)
     return 0
+
+
+def _means(part, methods, budgets) -> dict:
+    """(method, budget) -> (mean, half-width of the 95% t interval, units) where the method has results."""
+    from scipy import stats
+
+    cells = {}
+    for method in methods:
+        for budget in budgets:
+            values = part[(part.method == method) & (part.budget == budget)].ndcg10.to_numpy()
+            if values.size:
+                half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size) \
+                    if values.size > 1 else float("nan")
+                cells[method, budget] = (values.mean(), half, values.size)
+    return cells
+
+
+def _paired_tests(part, estimators, baseline, budgets) -> dict:
+    """(method, budget) -> (mean paired difference to ``baseline``, Holm-adjusted p) over the units both have."""
+    from scipy import stats
+
+    tests = {}
+    for budget in budgets:
+        at = part[part.budget == budget].pivot_table(index=["fold", "seed"], columns="method", values="ndcg10")
+        if baseline not in at:
+            continue
+        found, p_values = [], []
+        for method in estimators:
+            if method not in at:
+                continue
+            pairs = at[[method, baseline]].dropna()
+            if len(pairs) < 2:
+                continue
+            found.append((method, float((pairs[method] - pairs[baseline]).mean())))
+            p_values.append(stats.ttest_rel(pairs[method], pairs[baseline]).pvalue)
+        adjusted = _holm(np.nan_to_num(np.array(p_values), nan=1.0)) if p_values else []
+        for (method, difference), p in zip(found, adjusted, strict=True):
+            tests[method, budget] = (difference, float(p))
+    return tests
 
 
 def _plot(directory: Path, key, methods, budgets, cells) -> None:
@@ -240,18 +273,19 @@ def _plot(directory: Path, key, methods, budgets, cells) -> None:
     import matplotlib.pyplot as plt
 
     directory.mkdir(parents=True, exist_ok=True)
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = plt.subplots(figsize=(9, 4.5))
     for method in methods:
-        means = np.array([cells[method, b][0] for b in budgets])
-        halves = np.array([cells[method, b][1] for b in budgets])
-        style = "--" if method in ("logger", "supervised") else "-"
-        axes.plot(budgets, means, style, marker="o", label=method)
-        axes.fill_between(budgets, means - halves, means + halves, alpha=0.15)
+        shown = [b for b in budgets if (method, b) in cells]
+        means = np.array([cells[method, b][0] for b in shown])
+        halves = np.nan_to_num(np.array([cells[method, b][1] for b in shown]))
+        style = "--" if method in ("logger", "supervised", "supervised_pl_rank3") else "-"
+        axes.plot(shown, means, style, marker="o", label=method)
+        axes.fill_between(shown, means - halves, means + halves, alpha=0.15)
     axes.set_xscale("log")
     axes.set_xlabel("impressions in the click log")
     axes.set_ylabel("test NDCG@10 (true labels)")
     axes.set_title(" / ".join(map(str, key)) + " (95% intervals over folds x seeds)")
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     figure.tight_layout()
     path = directory / f"clicks_{'_'.join(map(str, key))}.png"
     figure.savefig(path, dpi=110)
