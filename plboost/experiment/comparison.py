@@ -226,9 +226,14 @@ def _with_click_logs(specs, splits, click_log, tune) -> list:
         if len(splits) > 1:
             raise ValueError(f"{directory} is one click log, for {len(splits)} splits; put one per split in a "
                              f"subdirectory named after it ({directory / splits[0].name}, ...)")
-        return [replace(splits[0], **dict(zip(("clicks", "documents"), find_click_log(directory), strict=True)))]
-    return [replace(split, **dict(zip(("clicks", "documents"), find_click_log(directory / split.name), strict=True)))
-            for split in splits]
+        return [_with_log(splits[0], directory)]
+    return [_with_log(split, directory / split.name) for split in splits]
+
+
+def _with_log(split, directory: Path):
+    """``split`` with the tables of the click log in ``directory``."""
+    clicks, documents = find_click_log(directory)
+    return replace(split, clicks=clicks, documents=documents)
 
 
 def _checked_comparison(specs, layout, splits, repeats):
