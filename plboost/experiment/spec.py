@@ -87,6 +87,10 @@ class RunSpec:
             return
         self.clicks, self.examination = check_click_training(self.clicks, self.examination)
         if self.clicks != "displayed" and not getattr(self._objective, "takes_estimates", False):
+            if self.objective == "pl_rank3":
+                raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which pl_rank3 takes with "
+                                 "gain=estimate and normalize=false: give both (--param gain=estimate --param "
+                                 "normalize=false, or pl_rank3,gain=estimate,normalize=false in --run)")
             raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which {self.objective} cannot "
                              "take (it needs graded labels): use pl_rank3 with gain=estimate and normalize=false, "
                              "or clicks=displayed (the displayed rows, clicks as labels, positions for the engines' "

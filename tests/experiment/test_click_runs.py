@@ -58,6 +58,7 @@ def test_a_run_on_labels_keeps_the_provenance_and_key_it_had_before_click_logs()
 @pytest.mark.parametrize("settings, words", [
     (dict(objective="lambdarank", clicks="policy_aware"), "lambdarank cannot take"),
     (dict(objective="umart", clicks="naive"), "umart cannot take"),
+    (dict(objective="pl_rank3", clicks="ips"), "which pl_rank3 takes with gain=estimate and normalize=false"),
     (dict(objective="lambdarank", examination="em"), "give clicks= too"),
     (dict(objective="pl_rank3", objective_params=ESTIMATE, clicks="affine", examination="em"), "affine' does not"),
     (dict(objective="lambdarank", clicks="displayed", examination="em"), "displayed' does not"),
