@@ -222,9 +222,34 @@ def report(args) -> int:
                 row = [f"{tests[method, b][0]:+.4f} (p {tests[method, b][1]:.3g})" if (method, b) in tests else ""
                        for b in budgets]
                 print(f"| {method} | " + " | ".join(row) + " |")
+        _print_goal(part, cells, estimators, budgets)
         if args.plots:
             _plot(args.plots, key, methods, budgets, cells)
     return 0
+
+
+def _print_goal(part, cells, estimators, budgets) -> None:
+    """Per budget: plboost's best estimator by mean among those with results on every unit there, against each
+    engine's debiasing (the p-value Holm-adjusted over all the estimators, so that picking the best is paid for),
+    and its mean paired difference to the better supervised ceiling over the units both have."""
+    print("\nThe best plboost estimator at each budget (by mean, of those with every unit), against the engines "
+          "(Holm-adjusted over all the estimators) and the better ceiling:\n")
+    print("| impressions | units | best estimator | vs xgboost_unbiased | vs lightgbm_position | vs the ceiling |")
+    print("|---|---|---|---|---|---|")
+    against = {baseline: _paired_tests(part, estimators, baseline, budgets) for baseline in ENGINE_METHODS}
+    for budget in budgets:
+        counts = {m: cells[m, budget][2] for m in estimators if (m, budget) in cells}
+        if not counts:
+            continue
+        units = max(counts.values())
+        best = max((cells[m, budget][0], m) for m, n in counts.items() if n == units)[1]
+        shown = [f"{tests[best, budget][0]:+.4f} (p {tests[best, budget][1]:.3g})" if (best, budget) in tests
+                 else "" for tests in against.values()]
+        at = part[part.budget == budget].pivot_table(index=["fold", "seed"], columns="method", values="ndcg10")
+        below = [float((pairs[best] - pairs[ceiling]).mean()) for ceiling in ("supervised", "supervised_pl_rank3")
+                 if ceiling in at for pairs in [at[[best, ceiling]].dropna()] if len(pairs)]
+        gap = f"{min(below):+.4f}" if below else ""
+        print(f"| {budget:,} | {units} | {best} | {shown[0]} | {shown[1]} | {gap} |")
 
 
 def _means(part, methods, budgets) -> dict:
