@@ -237,7 +237,8 @@ def choose_baseline(specs, baseline: str | None = None) -> str | None:
     or an objective name that exactly one configuration trains), else LightGBM's lambdarank with no objective
     parameters of its own (:data:`DEFAULT_BASELINE`) when present, else None. Engine parameters given to every
     configuration (``--engine-param`` with ``--baselines``) keep it the baseline; where several such lambdaranks
-    differ in engine parameters, the one without any, else the first.
+    differ in engine parameters, the one without any, else the first; one trained on labels before one trained
+    from a click log.
 
     >>> from plboost.experiment.spec import RunSpec
     >>> choose_baseline([RunSpec(), RunSpec(objective="rank:ndcg", engine="xgboost")], "rank:ndcg")
@@ -247,8 +248,9 @@ def choose_baseline(specs, baseline: str | None = None) -> str | None:
     if baseline is None:
         default = [spec for spec in specs if (spec.objective, spec.engine) == _BASELINE
                    and not spec.objective_params and spec.leaf_values == "diagonal"]
-        plain = [spec for spec in default if not spec.engine_params]
-        return (plain or default)[0].label if default else None
+        on_labels = [spec for spec in default if spec.clicks is None] or default  # its label is DEFAULT_BASELINE
+        plain = [spec for spec in on_labels if not spec.engine_params]
+        return (plain or on_labels)[0].label if default else None
     labels = [spec.label for spec in specs]
     if baseline in labels:
         return baseline

@@ -190,6 +190,14 @@ def test_compare_refuses_click_logs_that_do_not_fit_the_configurations(folds_wit
         compare([from_clicks("naive")], layout, splits=["Fold2"], click_log=tmp_path)
 
 
+def test_the_default_baseline_is_lambdarank_on_labels_beside_lambdarank_on_clicks():
+    from plboost.experiment import choose_baseline
+
+    specs = [from_clicks("displayed"), RunSpec(objective="lambdarank"), from_clicks("naive")]
+    assert choose_baseline(specs) == "lambdarank [lightgbm]"
+    assert choose_baseline(specs[:1]) == "lambdarank [lightgbm] on clicks (displayed)"
+
+
 def test_find_click_log_refuses_a_table_in_two_formats(tmp_path):
     for name in ("clicks.parquet", "clicks.csv"):
         (tmp_path / name).write_text("")
