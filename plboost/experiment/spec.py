@@ -93,8 +93,8 @@ class RunSpec:
                                  "normalize=false, or pl_rank3,gain=estimate,normalize=false in --run)")
             raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which {self.objective} cannot "
                              "take (it needs graded labels): use pl_rank3 with gain=estimate and normalize=false, "
-                             "or clicks=displayed (the displayed rows, clicks as labels, positions for the engines' "
-                             "debiasing)")
+                             "listnet with target=estimate (non-negative estimates), or clicks=displayed (the "
+                             "displayed rows, clicks as labels, positions for the engines' debiasing)")
 
     def _resolve(self, checked, settings: TrainingSettings) -> None:
         """Resolve, once, what the run trains with: the objective (``checked``, the plboost objective the checks

@@ -237,3 +237,13 @@ def test_train_refuses_click_options_that_do_not_go_together(args, words, folds_
     assert main(["train", *given, "--objective", "pl_rank3", "--param", "gain=estimate", "--param",
                  "normalize=false", "--rounds", "2", "--quiet"]) != 0
     assert re.search(words, capsys.readouterr().err)
+
+
+@pytest.mark.engine
+def test_listnet_trains_on_non_negative_estimates_and_refuses_negative_ones(labelled, stochastic_log):
+    _, valid, test = labelled
+    listnet = dict(objective="listnet", objective_params={"target": "estimate"}, rounds=4, num_leaves=7)
+    result = run(RunSpec(clicks="policy_aware", **listnet), stochastic_log, valid, test)
+    assert 0 < result.metrics["NDCG@10"] <= 1
+    with pytest.raises(ValueError, match="ListNet.target='estimate'. takes non-negative relevance estimates"):
+        run(RunSpec(clicks="affine", **listnet), stochastic_log, valid, test)

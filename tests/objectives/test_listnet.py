@@ -21,12 +21,15 @@ def listnet_reference_loss(scores, labels, offsets, target="softmax", skip_unifo
             continue
         if target == "softmax":
             weights = [mpmath.exp(mpmath.mpf(float(y))) for y in labels[lo:hi]]
-        else:
+        elif target == "gain":
             weights = [mpmath.mpf(2) ** int(y) - 1 for y in labels[lo:hi]]
+        else:  # relevance estimates, the weights themselves
+            weights = [mpmath.mpf(float(y)) for y in labels[lo:hi]]
         if sum(weights) == 0:
             continue
+        norm = 1 if target == "estimate" else mpmath.fsum(weights)
         log_z = mpmath.log(mpmath.fsum(mpmath.exp(x) for x in s))
-        total -= mpmath.fsum(w / mpmath.fsum(weights) * (x - log_z) for w, x in zip(weights, s, strict=True))
+        total -= mpmath.fsum(w / norm * (x - log_z) for w, x in zip(weights, s, strict=True))
     return total
 
 
@@ -55,6 +58,48 @@ def test_listnet_matches_finite_differences(sizes, scale, max_label, target, ski
     np.testing.assert_allclose(grad, fd_grad, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(hess, fd_hess, rtol=1e-5, atol=1e-6)
     assert obj.losses(scores, labels, offsets).sum() == pytest.approx(float(loss), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.interpreted_once
+@pytest.mark.parametrize("curvature", ["exact", "bound"])
+@pytest.mark.parametrize("sizes, scale, largest", [
+    ([1], 1.0, 2.0), ([2], 1.0, 0.3), ([1, 2, 3], 2.0, 5.0), ([7, 30], 1.0, 12.0), ([25], 1e3, 3.0),
+    ([40, 5], 30.0, 1.0), ([12], 1.0, 0.0),
+])
+def test_the_estimate_target_matches_finite_differences_of_the_weighted_cross_entropy(sizes, scale, largest,
+                                                                                       curvature,
+                                                                                       central_differences):
+    """Real, non-negative estimates (zeros, ties and IPS-sized ones among them) as unnormalised weights."""
+    scores, _, offsets = random_queries([len(sizes), sum(sizes), int(scale), 7], sizes, scale, 1)
+    rng = np.random.default_rng([sum(sizes), 5])
+    estimates = np.where(rng.random(offsets[-1]) < 0.3, 0.0, rng.uniform(0.0, largest, offsets[-1]))
+    estimates[1::5] = estimates[0]
+    obj = ListNet(target="estimate", curvature=curvature, hessian_floor=0)
+    assert obj.takes_estimates and not ListNet().takes_estimates
+    grad, hess = obj.gradients(scores, estimates, offsets)
+    fd_grad, fd_hess, loss = central_differences(
+        lambda s: listnet_reference_loss(s, estimates, offsets, "estimate"), scores, digits=DIGITS)
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-5, atol=1e-6)
+    if curvature == "exact":
+        np.testing.assert_allclose(hess, fd_hess, rtol=1e-5, atol=1e-6)
+    else:  # W / 4 per document of a query of two or more that is not left out, a bound of the exact curvature
+        weights = np.add.reduceat(estimates, offsets[:-1])
+        uniform = np.array([len(set(estimates[lo:hi])) == 1 for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)])
+        bound = np.repeat(np.where(uniform | (np.diff(offsets) < 2), 0.0, weights / 4), np.diff(offsets))
+        np.testing.assert_allclose(hess, bound, rtol=1e-6)
+        assert np.all(hess >= fd_hess.astype(np.float64) - 1e-6)
+    assert obj.losses(scores, estimates, offsets).sum() == pytest.approx(float(loss), rel=1e-12, abs=1e-12)
+
+
+def test_the_estimate_target_refuses_negative_estimates_and_is_scale_equivariant():
+    scores, offsets = np.array([0.2, -0.4, 1.0, 0.0]), np.array([0, 4])
+    with pytest.raises(ValueError, match=r"takes non-negative relevance estimates, got -0.5 .* PLRank3"):
+        ListNet(target="estimate").gradients(scores, np.array([1.0, -0.5, 0.0, 2.0]), offsets)
+    estimates = np.array([1.0, 0.0, 0.25, 2.0])
+    grad, hess = ListNet(target="estimate").gradients(scores, estimates, offsets)
+    grad3, hess3 = ListNet(target="estimate").gradients(scores, 3 * estimates, offsets)
+    np.testing.assert_allclose(grad3, 3 * grad, rtol=1e-6)
+    np.testing.assert_allclose(hess3, 3 * hess, rtol=1e-6)
 
 
 def test_gradient_is_the_softmax_minus_the_labels_distribution():
@@ -101,7 +146,7 @@ def test_huge_labels_and_scores_stay_finite():
 
 
 def test_unknown_target_is_refused():
-    with pytest.raises(ValueError, match="ListNet: target must be one of 'softmax', 'gain', got 'ndcg'"):
+    with pytest.raises(ValueError, match="ListNet: target must be one of 'softmax', 'gain', 'estimate', got 'ndcg'"):
         ListNet(target="ndcg")
 
 
