@@ -299,13 +299,15 @@ def _plot(directory: Path, key, methods, budgets, cells) -> None:
 
     directory.mkdir(parents=True, exist_ok=True)
     figure, axes = plt.subplots(figsize=(9, 4.5))
-    for method in methods:
+    colours = plt.get_cmap("tab20").colors
+    for number, method in enumerate(methods):
         shown = [b for b in budgets if (method, b) in cells]
         means = np.array([cells[method, b][0] for b in shown])
         halves = np.nan_to_num(np.array([cells[method, b][1] for b in shown]))
         style = "--" if method in ("logger", "supervised", "supervised_pl_rank3") else "-"
-        axes.plot(shown, means, style, marker="o", label=method)
-        axes.fill_between(shown, means - halves, means + halves, alpha=0.15)
+        colour = colours[(2 * number) % 20 + (2 * number) // 20]
+        axes.plot(shown, means, style, marker="o", label=method, color=colour)
+        axes.fill_between(shown, means - halves, means + halves, alpha=0.08, color=colour)
     axes.set_xscale("log")
     axes.set_xlabel("impressions in the click log")
     axes.set_ylabel("test NDCG@10 (true labels)")
