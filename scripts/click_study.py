@@ -99,8 +99,9 @@ def _methods(log, valid, seed, wanted):
         return lambda: fit("lightgbm", objective, ClickData(log, name, options), valid, seed=seed, **TREE)
 
     def doubly_robust():
-        prior = cross_fitted_regression(log, functools.partial(regression_model, seed=seed), seed=seed, **assumed)
-        return estimates("doubly_robust", {**assumed, "regression": prior})()
+        regressor = functools.partial(regression_model, seed=seed)
+        prior = functools.partial(cross_fitted_regression, log, regressor, seed=seed)  # of the affine estimates
+        return estimates("doubly_robust", {**assumed, "regression": lambda affine: prior(targets=affine)})()
 
     rows = log.displayed_rows if "xgboost_unbiased" in wanted or "lightgbm_position" in wanted else None
     makers = {

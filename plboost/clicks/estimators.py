@@ -87,8 +87,10 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
     ``click_model``: what the estimators assume of clicks (its examination for ``ips`` and ``policy_aware``, its
     affine terms for ``affine`` and ``doubly_robust``); ``examination`` (theta_1, theta_2, ...) replaces its
     examination, e.g. one estimated from the log. ``regression``: doubly robust's per-document
-    :math:`\\hat R^0`. ``policy``: the logging policy (default :func:`logging_policy`); its propensities are exact for
-    queries of at most 12 documents and sampled (``n_samples``, ``seed``) otherwise.
+    :math:`\\hat R^0`, or a function of the log's affine estimates (a :class:`RelevanceEstimates`) that returns it
+    (:func:`plboost.clicks.training.cross_fitted_regression`), which then shares this call's propensities.
+    ``policy``: the logging policy (default :func:`logging_policy`); its propensities are exact for queries of at
+    most 12 documents and sampled (``n_samples``, ``seed``) otherwise.
     """
     estimator = check(estimator, Options(*ESTIMATORS), "estimator", "relevance_estimates")
     if not isinstance(log, ClickLog):
@@ -103,7 +105,8 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
     if estimator == "naive":
         return RelevanceEstimates(_mean(clicks, per_document), observed, unreachable, estimator)
     affine = estimator in ("affine", "doubly_robust")
-    model = click_model if click_model is not None or not (affine or examination is None) else _model_of(log)
+    # the log's recorded model where one is needed: its affine terms, or an examination that is not given
+    model = _model_of(log) if click_model is None and (affine or examination is None) else click_model
     policy = None if estimator == "ips" else logging_policy(log) if policy is None else policy
     depth = max(int(log.position.max()), 1) if policy is None else max(int(log.position.max()), policy.top_k)
     if not affine:
@@ -126,9 +129,11 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
     if clip is not None:
         propensity = np.maximum(propensity, clip)
     safe = np.where(unreachable, 1.0, propensity)
+    values = np.where(unreachable, 0.0, _mean(numerator, per_document) / safe)
     if estimator in ("policy_aware", "affine"):
-        return RelevanceEstimates(np.where(unreachable, 0.0, _mean(numerator, per_document) / safe), observed,
-                                  unreachable, estimator)
+        return RelevanceEstimates(values, observed, unreachable, estimator)
+    if callable(regression):  # a regression fitted on the affine estimates, which this pass has computed
+        regression = regression(RelevanceEstimates(values, observed, unreachable, "affine"))
     prior = _regression(regression, log.n_documents)
     treated = np.bincount(log.document, weights=alpha[log.position - 1], minlength=log.n_documents)
     correction = _mean(numerator - treated * prior, per_document) / safe

@@ -230,16 +230,24 @@ def find_click_log(directory) -> tuple[Path, Path | None]:
     if not directory.is_dir():
         raise ClickLogError(f"{directory}: not a directory; a click log is a directory holding clicks.parquet or "
                             "clicks.csv (and documents.parquet or .csv), as plboost simulate-clicks writes it")
-    found = {}
-    for table in ("clicks", "documents"):
-        paths = [path for path in (directory / f"{table}.parquet", directory / f"{table}.csv") if path.is_file()]
-        if len(paths) > 1:
-            raise ClickLogError(f"{directory}: {paths[0].name} and {paths[1].name} are the same table in two formats; "
-                                "keep one")
-        found[table] = paths[0] if paths else None
-    if found["clicks"] is None:
+    clicks, documents = _table(directory, "clicks"), _table(directory, "documents")
+    if clicks is None:
         raise ClickLogError(f"{directory}: no clicks.parquet or clicks.csv (a click log's clicks table)")
-    return found["clicks"], found["documents"]
+    return clicks, documents
+
+
+def holds_click_log(directory) -> bool:
+    """Whether ``directory`` holds a click log's clicks table itself (:func:`find_click_log` reads it)."""
+    return Path(directory).is_dir() and _table(Path(directory), "clicks") is not None
+
+
+def _table(directory: Path, table: str) -> Path | None:
+    """``<table>.parquet`` or ``<table>.csv`` in ``directory``, None if neither; both are refused."""
+    paths = [path for path in (directory / f"{table}.parquet", directory / f"{table}.csv") if path.is_file()]
+    if len(paths) > 1:
+        raise ClickLogError(f"{directory}: {paths[0].name} and {paths[1].name} are the same table in two formats; "
+                            "keep one")
+    return paths[0] if paths else None
 
 
 # -- reading, step by step ----------------------------------------------------------------------------------

@@ -53,19 +53,21 @@ def click_training_data(log: ClickLog, clicks: str, *, examination: str = "recor
     if clicks == "doubly_robust":
         if regressor is None:
             raise ValueError("clicks='doubly_robust' needs a regressor for its regression model (regressor=)")
-        options["regression"] = cross_fitted_regression(log, regressor, seed=seed)
+        options["regression"] = lambda affine: cross_fitted_regression(log, regressor, seed=seed, targets=affine)
     return ClickData(log, clicks, options).to_ranking_data()
 
 
-def cross_fitted_regression(log: ClickLog, regressor, *, n_folds: int = 2, seed: int = 0, **options) -> np.ndarray:
+def cross_fitted_regression(log: ClickLog, regressor, *, n_folds: int = 2, seed: int = 0, targets=None,
+                            **options) -> np.ndarray:
     """Doubly robust's regression estimate of each document's relevance, cross-fitted: the queries are dealt into
     ``n_folds`` folds (at random, by ``seed``), and a fold's documents are predicted by ``regressor(X, y)`` (a
     function returning a prediction function) fitted on the other folds' documents, ``y`` their affine estimates
-    (:func:`~plboost.clicks.estimators.relevance_estimates`, with ``options``; unbiased for R where the logger can
-    show the document). Documents of queries without an impression, and those the logger cannot show, are not
-    fitted on."""
+    (``targets``, else :func:`~plboost.clicks.estimators.relevance_estimates` with ``options``; unbiased for R where
+    the logger can show the document). Documents of queries without an impression, and those the logger cannot
+    show, are not fitted on. Given to ``relevance_estimates(..., "doubly_robust", regression=lambda affine:
+    cross_fitted_regression(log, regressor, targets=affine))``, it reuses that call's affine estimates."""
     n_folds = check(n_folds, Integer(low=2), "n_folds", "cross_fitted_regression")
-    targets = relevance_estimates(log, "affine", **options)
+    targets = relevance_estimates(log, "affine", **options) if targets is None else targets
     usable = targets.observed & ~targets.unreachable
     fold_of_query = np.random.default_rng([seed, 7]).permutation(log.n_queries) % n_folds
     fold = fold_of_query[log.query_of_document]

@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from .._constraints import Integer, check
-from ..clicks import find_click_log, load_click_log
+from ..clicks.log import find_click_log, holds_click_log, load_click_log
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
@@ -222,7 +222,7 @@ def _with_click_logs(specs, splits, click_log, tune) -> list:
     if click_log is None:
         return splits
     directory = Path(click_log)
-    if (directory / "clicks.parquet").is_file() or (directory / "clicks.csv").is_file():
+    if holds_click_log(directory):
         if len(splits) > 1:
             raise ValueError(f"{directory} is one click log, for {len(splits)} splits; put one per split in a "
                              f"subdirectory named after it ({directory / splits[0].name}, ...)")

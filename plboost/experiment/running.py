@@ -133,7 +133,7 @@ def _click_training(spec: RunSpec, log, valid, test):
                              reference=str(reference.source), hint="the log's features must be the labelled data's")
         if order is not None:
             log = replace(log, X=log.X[:, order], feature_names=tuple(wanted))
-    seed = spec.seed + spec.repeat
+    seed = spec.settings.seed  # the engine's seed, shifted by the repeat
     return click_training_data(log, spec.clicks, examination=spec.examination, seed=seed,
                                regressor=functools.partial(regression_model, seed=seed))
 

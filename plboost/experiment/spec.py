@@ -48,8 +48,9 @@ class RunSpec:
     #: not part of :attr:`key` or of a record's provenance
     name: str | None = None
     #: train from a click log instead of the labelled training file: an estimator's relevance estimates (``naive``,
-    #: ``ips``, ``policy_aware``, ``affine``: an objective that takes estimates) or the log's displayed rows
-    #: (``displayed``: the engines' own debiasing); None trains on the labels (see :mod:`plboost.clicks.training`)
+    #: ``ips``, ``policy_aware``, ``affine``, ``doubly_robust``: an objective that takes estimates) or the log's
+    #: displayed rows (``displayed``: the engines' own debiasing); None trains on the labels (see
+    #: :mod:`plboost.clicks.training`)
     clicks: str | None = None
     #: the estimators' examination: the click model the log records (``recorded``) or regression EM's (``em``)
     examination: str = "recorded"

@@ -137,6 +137,11 @@ def test_no_documents_regression_has_seen_its_own_querys_clicks(queries):
     own = log.query_of_document == query
     np.testing.assert_array_equal(after[own], before[own])
     assert not np.array_equal(after[~own], before[~own])
+    # given as a function of the affine estimates, it is fitted on those doubly robust computes in the same pass
+    shared = relevance_estimates(log, "doubly_robust", click_model=TRUST, regression=lambda affine:
+                                 cross_fitted_regression(log, regressor, seed=3, targets=affine))
+    given = relevance_estimates(log, "doubly_robust", click_model=TRUST, regression=before)
+    np.testing.assert_array_equal(shared.values, given.values)
 
 
 def test_the_estimators_read_the_logging_policy_and_click_model_from_a_simulated_log(queries):

@@ -11,6 +11,7 @@ from experiment_helpers import compare_cli, read_csv
 
 from plboost.cli import main
 from plboost.clicks import CLICK_TRAINING, ClickLogError, find_click_log, simulate_clicks
+from plboost.clicks.log import holds_click_log
 from plboost.data import make_synthetic, write_synthetic_splits
 from plboost.data.layouts import find_layout
 from plboost.experiment import RunSpec, compare, parse_run, run
@@ -205,6 +206,8 @@ def test_find_click_log_refuses_a_table_in_two_formats(tmp_path):
         find_click_log(tmp_path)
     (tmp_path / "clicks.csv").unlink()
     assert find_click_log(tmp_path) == (tmp_path / "clicks.parquet", None)
+    assert holds_click_log(tmp_path) and not holds_click_log(tmp_path / "clicks.parquet")
+    assert not holds_click_log(tmp_path / "missing")
 
 
 # -- plboost train --click-log ---------------------------------------------------------------------------------
