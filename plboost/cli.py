@@ -679,7 +679,7 @@ def _train_from_clicks(args, spec) -> int:
     spec = replace(spec, clicks=args.clicks, examination=args.examination)
     tables = [path for path in find_click_log(args.click_log) if path is not None]
     reads = [*split_reads(None, args.valid, args.test),
-             *(read for path in tables for read in data_reads(path, "the click log"))]
+             *(Read(path, f"the click log's {path.stem} table") for path in tables)]
     check_outputs({"--save-model": args.save_model, "--out": args.out}, reads)
     check_output_path(args.save_model, "--save-model")
     check_output_path(args.out, "--out")

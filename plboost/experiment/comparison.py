@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from .._constraints import Integer, check
-from ..clicks.log import find_click_log, holds_click_log, load_click_log
+from ..clicks.log import ClickLogError, find_click_log, holds_click_log, load_click_log
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
@@ -222,6 +222,9 @@ def _with_click_logs(specs, splits, click_log, tune) -> list:
     if click_log is None:
         return splits
     directory = Path(click_log)
+    if not directory.is_dir():
+        raise ClickLogError(f"{directory}: not a directory of click logs (one per split: {directory / splits[0].name}, "
+                            "...; or, for one split, the log's own directory)")
     if holds_click_log(directory):
         if len(splits) > 1:
             raise ValueError(f"{directory} is one click log, for {len(splits)} splits; put one per split in a "

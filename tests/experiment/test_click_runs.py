@@ -184,6 +184,8 @@ def test_compare_refuses_click_logs_that_do_not_fit_the_configurations(folds_wit
         compare([from_clicks("naive")], layout)
     with pytest.raises(ValueError, match="is one click log, for 2 splits"):
         compare([from_clicks("naive")], layout, click_log=folds_with_logs / "logs" / "Fold1")
+    with pytest.raises(ClickLogError, match=r"missing: not a directory of click logs .one per split: .*Fold1"):
+        compare([from_clicks("naive")], layout, click_log=tmp_path / "missing")
     (tmp_path / "Fold1").mkdir()
     with pytest.raises(ClickLogError, match=r"Fold1: no clicks.parquet or clicks.csv"):
         compare([from_clicks("naive")], layout, click_log=tmp_path)
@@ -250,3 +252,14 @@ def test_listnet_trains_on_non_negative_estimates_and_refuses_negative_ones(labe
     assert 0 < result.metrics["NDCG@10"] <= 1
     with pytest.raises(ValueError, match="ListNet.target='estimate'. takes non-negative relevance estimates"):
         run(RunSpec(clicks="affine", **listnet), stochastic_log, valid, test)
+
+
+def test_train_refuses_an_out_that_is_a_table_of_the_click_log(folds_with_logs, capsys):
+    log = folds_with_logs / "logs" / "Fold1"
+    before = (log / "clicks.parquet").read_bytes()
+    assert main(["train", "--click-log", str(log), "--clicks", "naive", "--objective", "pl_rank3", "--param",
+                 "gain=estimate", "--param", "normalize=false", "--test",
+                 str(folds_with_logs / "data" / "Fold1" / "test.txt"), "--out", str(log / "clicks.parquet"),
+                 "--quiet"]) != 0
+    assert "is the click log's clicks table, which this command reads" in capsys.readouterr().err
+    assert (log / "clicks.parquet").read_bytes() == before
