@@ -14,12 +14,12 @@ log of that many impressions (queries drawn uniformly), simulated with the unit'
 From each log: PL-Rank-3 (``gain="estimate"``, ``normalize=False``) on LightGBM from the naive, IPS and
 policy-aware estimates (the examination the simulator's position-based model gives; with a stochastic logger,
 also the examination estimated from the log by regression EM) and the doubly robust ones (its regression
-cross-fitted, LightGBM's L2 regression of the affine estimates), PL-Rank-3 on XGBoost from the policy-aware
-estimates, XGBoost's ``rank:ndcg`` with ``lambdarank_unbiased=True`` and LightGBM's lambdarank with ``position=``
-on the displayed rows (clicks as labels); beside them the logger and LightGBM's lambdarank and PL-Rank-3 (its
-defaults) trained on the true training labels (the supervised ceilings). Every model: learning rate 0.05, 31
-leaves, at most 500 rounds, early-stopped after 50 on the validation file's true labels (NDCG@10); the test file
-is read only to score.
+cross-fitted, LightGBM's L2 regression of the affine estimates), LambdaLoss at mu 0 (LambdaRank's pair weights)
+with ``gain="estimate"`` on LightGBM and PL-Rank-3 on XGBoost from the policy-aware estimates, XGBoost's
+``rank:ndcg`` with ``lambdarank_unbiased=True`` and LightGBM's lambdarank with ``position=`` on the displayed rows
+(clicks as labels); beside them the logger and LightGBM's lambdarank and PL-Rank-3 (its defaults) trained on the
+true training labels (the supervised ceilings). Every model: learning rate 0.05, 31 leaves, at most 500 rounds,
+early-stopped after 50 on the validation file's true labels (NDCG@10); the test file is read only to score.
 
 ``run`` appends one JSON line per (unit, budget, method) to ``--out`` and skips those already there (saying how
 many); ``report`` prints, per setting and budget, the mean test NDCG@10 with a 95% t interval over the folds x
@@ -47,7 +47,8 @@ DATA = {
 }
 TREE = dict(learning_rate=0.05, num_leaves=31, rounds=500, early_stopping=50, eval_at=10, progress=False)
 METHODS = ("logger", "supervised", "supervised_pl_rank3", "naive", "ips", "policy_aware", "policy_aware_em",
-           "doubly_robust", "policy_aware_xgboost", "xgboost_unbiased", "lightgbm_position")
+           "doubly_robust", "policy_aware_lambdarank", "policy_aware_xgboost", "xgboost_unbiased",
+           "lightgbm_position")
 
 
 def _splits(dataset: str, fold: int):
@@ -90,7 +91,7 @@ def _methods(log, valid, seed, wanted):
     from plboost.clicks.training import cross_fitted_regression
     from plboost.engines import train as fit
     from plboost.engines.lightgbm import regression_model
-    from plboost.objectives import PLRank3
+    from plboost.objectives import LambdaLoss, PLRank3
 
     objective = PLRank3(gain="estimate", normalize=False)
     assumed = {"click_model": PositionBasedModel(eta=1.0, positive_noise=1.0, negative_noise=0.1)}
@@ -111,6 +112,8 @@ def _methods(log, valid, seed, wanted):
         "policy_aware_em": lambda: estimates("policy_aware",
                                              {**assumed, "examination": estimate_examination(log).relative})(),
         "doubly_robust": doubly_robust,
+        "policy_aware_lambdarank": lambda: fit("lightgbm", LambdaLoss(mu=0.0, gain="estimate"),
+                                               ClickData(log, "policy_aware", assumed), valid, seed=seed, **TREE),
         "policy_aware_xgboost": lambda: fit("xgboost", objective, ClickData(log, "policy_aware", assumed), valid,
                                             seed=seed, **TREE),
         "xgboost_unbiased": lambda: fit("xgboost", "rank:ndcg", rows(), valid, seed=seed,

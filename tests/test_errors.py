@@ -644,8 +644,8 @@ CASES = [
     Case("command line", "a configuration from clicks whose objective takes graded labels (`lambdarank,clicks=ips`)",
          cli_call("compare", "{dir}", "--run", "lambdarank,clicks=ips", "--quiet"),
          r"clicks='ips' trains on relevance estimates, which lambdarank cannot take .it needs graded labels.: use "
-         r"pl_rank3 with gain=estimate and normalize=false, listnet with target=estimate .non-negative estimates., "
-         r"or clicks=displayed"),
+         r"pl_rank3 with gain=estimate and normalize=false, listnet with target=estimate or lambdaloss with "
+         r"gain=estimate .non-negative estimates., or clicks=displayed"),
     Case("command line", "`plboost compare --click-log` with no configuration that trains from it",
          cli_call("compare", "{dir}", "--run", "lambdarank", "--click-log", "{dir}/sub", "--quiet"),
          r"a click log is given .<dir>/sub., but no configuration trains from it"),

@@ -136,8 +136,8 @@ def check_estimates_objective(objective, train_data) -> None:
         name = objective.name if isinstance(objective, RankingObjective) else repr(objective)
         raise ValueError(f"the training labels are relevance estimates (from a click log), which {name} cannot take "
                          "(it needs graded labels); train PLRank3(gain='estimate', normalize=False), whose gradient "
-                         "of expected DCG is unbiased for unbiased estimates, or ListNet(target='estimate') for "
-                         "non-negative ones")
+                         "of expected DCG is unbiased for unbiased estimates, or ListNet(target='estimate') or "
+                         "LambdaLoss(gain='estimate') for non-negative ones")
 
 
 __all__ = ["BUILTIN_OBJECTIVES", "DEFAULT_ENGINE", "DEFAULT_SETTINGS", "ENGINES", "Engine", "EngineAdapter",

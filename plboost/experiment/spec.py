@@ -94,7 +94,8 @@ class RunSpec:
                                  "normalize=false, or pl_rank3,gain=estimate,normalize=false in --run)")
             raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which {self.objective} cannot "
                              "take (it needs graded labels): use pl_rank3 with gain=estimate and normalize=false, "
-                             "listnet with target=estimate (non-negative estimates), or clicks=displayed (the "
+                             "listnet with target=estimate or lambdaloss with gain=estimate (non-negative estimates), "
+                             "or clicks=displayed (the "
                              "displayed rows, clicks as labels, positions for the engines' debiasing)")
 
     def _resolve(self, checked, settings: TrainingSettings) -> None:

@@ -278,6 +278,9 @@ class RankingObjective(metaclass=_ObjectiveClass):
     #: valid values other than the defaults, for arguments from whose default and annotation the tests
     #: cannot make one (``tests/objectives/test_base.py`` gives every argument a value other than its default)
     _non_default_examples: dict[str, object] = {}
+    #: arguments whose example excludes other arguments' (a mode that refuses them): the tests set them one at a
+    #: time, and leave them at their defaults where every other argument is set
+    _examples_alone: tuple[str, ...] = ()
     #: what each constructor argument may be (:mod:`plboost._constraints`): a subclass declares its own, and
     #: ``__init_subclass__`` merges them with its bases'; :meth:`_store` checks every argument against them
     parameter_constraints: dict[str, object] = {"hessian_floor": Real(low=0, high=FLOAT32_MAX)}

@@ -22,6 +22,25 @@ hessians alike by ln 2, which a Newton leaf value does not see.
 The pairs, gains, maxDCG, sigmoid and normalisation are LightGBM's ``lambdarank``'s (see
 :mod:`plboost.objectives._lambdamart`), with its parameter names, so that the default preset at μ = 0 with
 ``lightgbm_arithmetic=True`` trains LightGBM's ``lambdarank`` bit for bit.
+
+With ``gain="estimate"`` the labels are relevance estimates R̂ from a click log (:mod:`plboost.clicks`), and each
+document weighs its own side of every pair: over the unordered pairs {i, j} (the higher-ranked of them above the
+truncation level),
+
+.. math::
+
+    L = \\sum_{\\{i, j\\}} w_{ij} \\bigl(\\hat R_i\\, \\ell_{ij} + \\hat R_j\\, \\ell_{ji}\\bigr), \\quad
+    w_{ij} = \\rho_{ij} + \\mu \\delta_{ij},
+
+linear in the estimates, so unbiased estimates give an unbiased loss and gradient of the same loss on the true
+relevance R (the pairwise form of the counterfactual rankers of Joachims, Swaminathan and Schnabel, WSDM 2017, and
+Agarwal et al., SIGIR 2019, with LambdaLoss's weights). For R_i > R_j the pair's term is LambdaRank's,
+(R_i - R_j) w ℓ_ij, plus R_j w (ℓ_ij + ℓ_ji), which draws two relevant documents together rather than
+ordering them; ``|G_i - G_j|`` itself is not linear in the estimates, so the labelled loss cannot be estimated
+as it stands. There is no maxDCG (a normaliser built from estimates is a biased ratio) and no
+``lambdarank_norm`` (it rescales by the lambdas' sum, which is not linear either). Negative estimates (the affine
+and doubly robust estimators give them) are refused: with R̂_i < 0 the term falls without bound as s_i falls, and
+shifting the estimates adds a pull between every pair's scores, which is not zero in expectation.
 """
 
 from __future__ import annotations
@@ -29,11 +48,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options, Real, Reals
-from .._jit import over_queries
-from ._base import QueryData, RankingObjective
-from ._lambdamart import inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor, position_discounts
+from .._jit import kernel, over_queries
+from .._numerics import stable_argsort
+from ._base import QueryData, RankingObjective, zero_query
+from ._lambdamart import (inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor, log_one_plus_exp,
+                          position_discounts)
 
 LOSSES = ("ndcg_loss2++", "ndcg_loss2")
+#: what a document's gain is: its label's (``label_gain``), or the label itself as a relevance estimate
+GAINS = ("label", "estimate")
 
 #: "lightgbm": LightGBM's lambdarank around the loss; "loss": the loss as written, whose exact gradient it is
 _PRESETS = {
@@ -47,6 +70,46 @@ def distance_weights(longest: int) -> np.ndarray:
     """δ(d) = 1 / log2(1 + d) - 1 / log2(2 + d) for rank distances d = 0 .. longest - 1 (δ(0) is never used)."""
     d = np.arange(1, max(longest, 1), dtype=np.float64)
     return np.r_[0.0, 1.0 / np.log2(1.0 + d) - 1.0 / np.log2(2.0 + d)]
+
+
+@kernel
+def estimate_pairs_kernel(first, end, scores, estimates, offsets, discounts, distance_weights, sigma, truncation,
+                          rank_weight, mu, grad, hess, losses):
+    """Gradient, diagonal hessian (ranks held fixed) and loss of ``gain="estimate"`` (module docstring) for queries
+    ``first <= q < end``. With x = s_i - s_j and q = 1 / (1 + e^{σ x}): ∂L/∂s_i = σ w (R̂_j (1 - q) - R̂_i q) =
+    -∂L/∂s_j, and ∂²L/∂s_i² = ∂²L/∂s_j² = σ² w q (1 - q) (R̂_i + R̂_j), summed over the pairs."""
+    for query in range(first, end):
+        lo, hi = offsets[query], offsets[query + 1]
+        n = hi - lo
+        zero_query(grad, hess, lo, hi)
+        losses[query] = 0.0
+        if n < 2:
+            continue
+        negated = np.empty(n)
+        for i in range(n):
+            negated[i] = -scores[lo + i]
+        order = stable_argsort(negated)  # descending, ties in input order
+        for a in range(min(n - 1, truncation)):
+            i = lo + order[a]
+            for b in range(a + 1, n):
+                j = lo + order[b]
+                r_i, r_j = estimates[i], estimates[j]
+                if r_i == 0.0 and r_j == 0.0:
+                    continue
+                w = rank_weight * abs(discounts[a] - discounts[b]) + mu * distance_weights[b - a]
+                x = sigma * (scores[i] - scores[j])
+                if x > 0.0:
+                    e = np.exp(-x)
+                    q = e / (1.0 + e)
+                else:
+                    q = 1.0 / (1.0 + np.exp(x))
+                step = sigma * w * (r_j * (1.0 - q) - r_i * q)
+                curvature = sigma * sigma * w * q * (1.0 - q) * (r_i + r_j)
+                grad[i] += step
+                grad[j] -= step
+                hess[i] += curvature
+                hess[j] += curvature
+                losses[query] += w * (r_i * log_one_plus_exp(-x) + r_j * log_one_plus_exp(x))
 
 
 class LambdaLoss(RankingObjective):
@@ -85,6 +148,10 @@ class LambdaLoss(RankingObjective):
         Lower bound of every hessian handed to the engines; default 1e-6, and 0 with ``lightgbm_arithmetic=True``:
         LightGBM's lambdarank leaves a document outside every pair at hessian 0, and a floor adds to the hessian
         sum, so to the value, of every leaf (the model is then not LightGBM's).
+    gain : {"label", "estimate"}, default "label"
+        "label": the label's gain (``label_gain``); "estimate": the labels are a click log's non-negative
+        relevance estimates, each weighing its own side of every pair (module docstring), with neither maxDCG nor
+        ``lambdarank_norm`` (left unset, it is False; True is refused), ``label_gain`` or LightGBM's arithmetic.
 
     Examples
     --------
@@ -94,6 +161,9 @@ class LambdaLoss(RankingObjective):
     [-0.297   0.1411  0.1558]
     >>> print(LambdaLoss().gradients(scores, labels, offsets)[0].round(4))  # NDCG-Loss2++, mu=1
     [-0.4299  0.1945  0.2353]
+    >>> estimates = np.array([1.5, 0.0, 0.2])  # a click log's, e.g. inverse-propensity-weighted clicks
+    >>> print(LambdaLoss(mu=0.0, gain="estimate").gradients(scores, estimates, offsets)[0].round(4))
+    [-0.3376  0.2253  0.1123]
     """
 
     name = "lambdaloss"
@@ -104,14 +174,15 @@ class LambdaLoss(RankingObjective):
     _softmax_of_scores = False
     _no_loss_reason = ("with lambdarank_norm or lightgbm_arithmetic its lambdas are rescaled per pair and per query "
                        "(or rounded), which is no loss's gradient; LambdaLoss(preset='loss') has a loss")
-    _non_default_examples = {"loss": "ndcg_loss2", "mu": 2.0, "preset": "loss", "lambdarank_truncation_level": 12,
-                             "label_gain": tuple(float(y) for y in range(31))}
+    _non_default_examples = {"loss": "ndcg_loss2", "gain": "estimate", "mu": 2.0, "preset": "loss",
+                             "lambdarank_truncation_level": 12, "label_gain": tuple(float(y) for y in range(31))}
+    _examples_alone = ("gain",)
     parameter_constraints = {"loss": Options(*LOSSES), "mu": Real(low=0),
                              "sigmoid": (Real(low=0, low_open=True, high=SQUARE_ROOT_OF_FLOAT64_MAX), None),
                              "lambdarank_truncation_level": (Integer(low=1), None, Options("preset")),
                              "lambdarank_norm": (Boolean(), None), "label_gain": (Reals(), None),
                              "lightgbm_arithmetic": Boolean(), "preset": Options(*_PRESETS),
-                             "hessian_floor": (Real(low=0), None)}
+                             "hessian_floor": (Real(low=0), None), "gain": Options(*GAINS)}
 
     _presets = _PRESETS
     _unset = {"lambdarank_truncation_level": "preset"}
@@ -120,13 +191,41 @@ class LambdaLoss(RankingObjective):
     def __init__(self, *, loss: str = "ndcg_loss2++", mu: float = 1.0, sigmoid: float | None = None,
                  lambdarank_truncation_level: int | None | str = "preset", lambdarank_norm: bool | None = None,
                  label_gain=None, lightgbm_arithmetic: bool = False, preset: str = "lightgbm",
-                 hessian_floor: float | None = None):
+                 hessian_floor: float | None = None, gain: str = "label"):
         super().__init__(hessian_floor=hessian_floor)
         self._store(loss=loss, mu=mu, sigmoid=sigmoid, lambdarank_truncation_level=lambdarank_truncation_level,
                     lambdarank_norm=lambdarank_norm, label_gain=label_gain, lightgbm_arithmetic=lightgbm_arithmetic,
-                    preset=preset)
+                    preset=preset, gain=gain)
+        if gain == "estimate":
+            self._check_estimate_settings()
         self._derive()
         self._apply_preset()
+
+    def _check_estimate_settings(self) -> None:
+        """Refuse what ``gain="estimate"`` cannot take (each is not linear in the estimates, or needs graded labels);
+        an unset ``lambdarank_norm`` becomes False."""
+        refused = [(self.lambdarank_norm is True, "lambdarank_norm=True (it rescales by the sum of the lambdas)"),
+                   (self.label_gain is not None, "label_gain (the estimates are the gains)"),
+                   (self.lightgbm_arithmetic, "lightgbm_arithmetic=True (LightGBM's lambdarank takes graded labels)")]
+        for is_set, what in refused:
+            if is_set:
+                raise ValueError(f"LambdaLoss(gain='estimate') does not take {what}: its loss must stay linear in "
+                                 "the estimates to be unbiased")
+        self.lambdarank_norm = False
+
+    @property
+    def takes_estimates(self) -> bool:
+        return self.gain == "estimate"
+
+    def _updated_params(self, params: dict) -> dict:
+        """As the base's; where ``gain`` changes, a ``lambdarank_norm`` not given and at the value the old gain left
+        it (the preset's for labels, False for estimates) is unset, to be what a new object of the new gain has."""
+        updated = super()._updated_params(params)
+        if updated["gain"] != self.gain and "lambdarank_norm" not in params:
+            left = False if self.gain == "estimate" else self._presets[self.preset]["lambdarank_norm"]
+            if self.lambdarank_norm == left:
+                updated["lambdarank_norm"] = None
+        return updated
 
     @classmethod
     def search_fixed_by(cls, params: dict) -> frozenset[str]:
@@ -139,6 +238,13 @@ class LambdaLoss(RankingObjective):
 
     def _prepare(self, data: QueryData):
         longest = int(np.diff(data.offsets).max())
+        if self.gain == "estimate":
+            if data.labels.size and data.labels.min() < 0:
+                raise ValueError(f"LambdaLoss(gain='estimate') takes non-negative relevance estimates, got "
+                                 f"{data.labels.min():g} (the affine and doubly robust estimators give negative ones, "
+                                 "whose loss is unbounded below): use the naive, ips or policy_aware estimator, or "
+                                 "train PLRank3(gain='estimate', normalize=False), which takes any")
+            return None, position_discounts(longest), distance_weights(longest), None
         n_queries = data.offsets.size - 1
         gains = label_gains(data.labels, self.label_gain)
         inverse_max_dcg = np.empty(n_queries)
@@ -151,6 +257,10 @@ class LambdaLoss(RankingObjective):
         truncation = self.lambdarank_truncation_level or int(np.iinfo(np.int64).max)
         rank_weight = 1.0 if self.loss == "ndcg_loss2++" else 0.0
         losses = np.empty(data.offsets.size - 1)
+        if self.gain == "estimate":
+            over_queries(estimate_pairs_kernel, data.offsets, scores, data.labels, data.offsets, discounts, distances,
+                         self.sigmoid, truncation, rank_weight, self.mu, grad, hess, losses)
+            return losses
         norm = self.lambdarank_norm
         over_queries(lambda_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcg, gains, discounts,
                      distances, self.sigmoid, truncation, rank_weight, self.mu, norm, norm, self.lightgbm_arithmetic,

@@ -60,12 +60,16 @@ def _derived_value(parameter: inspect.Parameter):
 
 
 def non_default_arguments(cls) -> dict:
-    """A valid value other than its default for EVERY argument of ``cls.__init__`` but its aliases: the
-    class's ``_non_default_examples`` where it names one, else ``_derived_value``."""
+    """A valid value other than its default for EVERY argument of ``cls.__init__`` but its aliases and those the
+    class tests alone (``_examples_alone``, left at their defaults): the class's ``_non_default_examples`` where it
+    names one, else ``_derived_value``."""
     signature = inspect.signature(cls.__init__, eval_str=True)
     arguments = {}
     for name, parameter in signature.parameters.items():
         if name == "self" or name in cls._aliases:
+            continue
+        if name in cls._examples_alone:
+            arguments[name] = parameter.default
             continue
         value = cls._non_default_examples[name] if name in cls._non_default_examples else _derived_value(parameter)
         assert value is not parameter.default and value != parameter.default, f"{cls.__name__}: {name} at its default"
@@ -87,6 +91,21 @@ def test_get_params_is_the_constructor_signature(objective_class):
         assert list(obj.get_params()) == names
         rebuilt = objective_class(**obj.get_params())
         assert rebuilt.get_params() == obj.get_params() and repr(rebuilt) == repr(obj)
+
+
+def test_arguments_set_alone_survive_copies_pickles_and_set_params(objective_class):
+    """What the other tests check with every argument set, for each argument whose example excludes others
+    (``_examples_alone``), set by itself."""
+    for name in objective_class._examples_alone:
+        arguments = {**objective_class().get_params(), name: objective_class._non_default_examples[name]}
+        obj = objective_class(**{name: arguments[name]})
+        assert obj != objective_class() and obj.get_params()[name] == arguments[name]
+        expected = obj.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
+        for clone in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj)), objective_class(**obj.get_params()),
+                      objective_class().set_params(**{name: arguments[name]})):
+            assert clone == obj and repr(clone) == repr(obj)
+            for got, want in zip(clone.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS), expected, strict=True):
+                np.testing.assert_array_equal(got, want)
 
 
 def test_every_parameter_is_declared_and_checked_by_its_constraint(objective_class):

@@ -178,6 +178,135 @@ def test_bad_parameters_are_refused(kwargs, message):
 
 
 # --------------------------------------------------------------------------------------------------
+# gain="estimate": relevance estimates from a click log, each document weighing its own side of every pair
+
+def estimate_pair_weights(estimates, rank, *, mu=1.0, truncation=None):
+    """{(i, j): weight} over every ordered pair i != j with min(rank) <= truncation: R_i (rho + mu delta), the
+    weight of log(1 + exp(-sigma (s_i - s_j))), no normaliser."""
+    n = len(estimates)
+    cut = n if truncation is None else truncation
+    weights = {}
+    for i in range(n):
+        for j in range(n):
+            if i == j or min(rank[i], rank[j]) > cut:
+                continue
+            rho = abs(1 / math.log2(1 + rank[i]) - 1 / math.log2(1 + rank[j]))
+            distance = abs(rank[i] - rank[j])
+            delta = 1 / math.log2(1 + distance) - 1 / math.log2(2 + distance)
+            weights[i, j] = estimates[i] * (rho + mu * delta)
+    return weights
+
+
+def random_estimates(seed, size, largest):
+    """Non-negative estimates with zeros, ties and inverse-propensity-sized values among them."""
+    rng = np.random.default_rng(seed)
+    estimates = np.where(rng.random(size) < 0.4, 0.0, rng.uniform(0.0, largest, size))
+    estimates[2::7] = estimates[1]
+    return estimates
+
+
+@pytest.mark.interpreted_once
+@pytest.mark.parametrize("params, reference", [
+    ({}, {"truncation": 30}),
+    ({"mu": 0.0, "lambdarank_truncation_level": 3}, {"mu": 0.0, "truncation": 3}),
+    ({"mu": 2.5, "sigmoid": 0.7, "preset": "loss"}, {"mu": 2.5, "sigma": 0.7}),
+])
+@pytest.mark.parametrize("scale, largest", [(2.0, 1.0), (60.0, 40.0)])
+def test_estimate_gradients_are_the_losss_by_finite_differences(central_differences, params, reference, scale,
+                                                                largest):
+    scores, _, offsets = random_queries(seed=len(str(params)) + 3, max_size=18, scale=scale)
+    estimates = random_estimates(int(scale), offsets[-1], largest)
+    obj = LambdaLoss(gain="estimate", hessian_floor=0.0, **params)
+    assert obj.takes_estimates and not LambdaLoss().takes_estimates and obj.lambdarank_norm is False
+    grad, hess = obj.gradients(scores, estimates, offsets)
+    losses = obj.losses(scores, estimates, offsets)
+    reference = dict(reference)
+    sigma = reference.pop("sigma", 1.0)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        weights = estimate_pair_weights(estimates[lo:hi].tolist(), ranks_of(scores[lo:hi].tolist()), **reference)
+        g, h, value = central_differences(lambda s, w=weights: lambdaloss_reference(s, w, sigma), scores[lo:hi])
+        near = 1e-6 * max(1.0, np.abs(g).max())  # float32 gradients: a small one beside large ones rounds to them
+        np.testing.assert_allclose(grad[lo:hi], g, rtol=1e-5, atol=near, err_msg=f"query {q}")
+        np.testing.assert_allclose(hess[lo:hi], h, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(h).max()),
+                                   err_msg=f"query {q}")
+        assert losses[q] == pytest.approx(float(value), rel=1e-10, abs=1e-12)
+
+
+def test_estimate_gradients_are_linear_in_the_estimates_and_zero_without_any():
+    """Linear: the gradient of a sum of two estimate vectors (two logs' estimates) is the sum of their gradients,
+    so the mean gradient over logs is the gradient of the mean estimate. A query of one document, or of zero
+    estimates, has no gradient."""
+    scores, _, offsets = random_queries(seed=21, max_size=30)
+    first, second = random_estimates(1, offsets[-1], 3.0), random_estimates(2, offsets[-1], 5.0)
+    obj = LambdaLoss(mu=0.5, gain="estimate", hessian_floor=0.0)
+    together = obj.gradients(scores, first + second, offsets)
+    apart = [a + b for a, b in zip(obj.gradients(scores, first, offsets), obj.gradients(scores, second, offsets),
+                                   strict=True)]
+    for got, want in zip(together, apart, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    grad, hess = LambdaLoss(gain="estimate").gradients(np.array([0.3, 0.1, -0.2, 4.0]), np.array([2.0, 0, 0, 1.5]),
+                                                       np.array([0, 3, 4]))
+    assert grad[0] < 0 < grad[1] and grad[2] > 0 and grad[3] == 0.0
+    grad, hess = LambdaLoss(gain="estimate").gradients(np.array([0.3, 0.1]), np.zeros(2), np.array([0, 2]))
+    np.testing.assert_array_equal(grad, 0.0)
+    np.testing.assert_array_equal(hess, np.float32(1e-6))
+
+
+def test_estimate_is_lambdarank_plus_a_pull_between_relevant_pairs():
+    """For R_i > R_j a pair's estimate term is LambdaRank's (R_i - R_j) w l_ij plus R_j w (l_ij + l_ji): with the
+    gains 2^y - 1 as the estimates, the estimate loss minus the labelled loss (preset 'loss', maxDCG undone) is
+    that pull, computed here on its own."""
+    scores, labels, offsets = random_queries(seed=4, max_size=15)
+    gains = 2.0 ** labels - 1.0
+    estimate = LambdaLoss(mu=0.7, gain="estimate", preset="loss").losses(scores, gains, offsets)
+    labelled = LambdaLoss(mu=0.7, preset="loss").losses(scores, labels, offsets)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        rank = ranks_of(scores[lo:hi].tolist())
+        ideal = sorted(gains[lo:hi], reverse=True)
+        max_dcg = sum(g / math.log2(1 + r) for r, g in enumerate(ideal, start=1))
+        pull = 0.0
+        for (i, j), w in estimate_pair_weights([1.0] * (hi - lo), rank, mu=0.7).items():
+            if i < j:
+                x = scores[lo + i] - scores[lo + j]
+                pull += min(gains[lo + i], gains[lo + j]) * w * (math.log1p(math.exp(-x)) + math.log1p(math.exp(x)))
+        assert estimate[q] == pytest.approx(labelled[q] * max_dcg + pull, rel=1e-9, abs=1e-12), f"query {q}"
+
+
+def test_estimate_refuses_negative_estimates_and_what_is_not_linear_in_them():
+    scores, offsets = np.array([0.5, 0.0, -0.5, 1.0]), np.array([0, 4])
+    with pytest.raises(ValueError, match=r"takes non-negative relevance estimates, got -0.25 .* PLRank3"):
+        LambdaLoss(gain="estimate").gradients(scores, np.array([1.0, -0.25, 0.0, 2.0]), offsets)
+    for kwargs in ({"lambdarank_norm": True}, {"label_gain": [0, 1, 3]}, {"lightgbm_arithmetic": True}):
+        with pytest.raises(ValueError, match=f"does not take {next(iter(kwargs))}.*linear in the estimates"):
+            LambdaLoss(gain="estimate", **kwargs)
+    assert LambdaLoss().set_params(gain="estimate") == LambdaLoss(gain="estimate")
+    assert LambdaLoss(gain="estimate").set_params(gain="label") == LambdaLoss()
+    with pytest.raises(ValueError, match="gain must be one of 'label', 'estimate'"):
+        LambdaLoss(gain="linear")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_estimate_trains_from_a_click_log_on_both_engines(engine):
+    """From a simulated log's policy-aware estimates, on each engine, better than the logger that logged it; the
+    labelled objective refuses the estimates."""
+    from plboost import metrics
+    from plboost.clicks import ClickData, PositionBasedModel, simulate_clicks
+
+    data = make_synthetic(n_queries=80, docs_per_query=(8, 14), seed=3)
+    logger_scores = data.X[:, 0] * 0.3 + np.random.default_rng(0).normal(size=data.n_docs)
+    log = simulate_clicks(data, logger_scores, n_impressions=20_000, top_k=6, temperature=1.0,
+                          click_model=PositionBasedModel(eta=1.0), seed=4)
+    model = train(engine, LambdaLoss(mu=0.0, gain="estimate"), ClickData(log, "policy_aware"), rounds=30, seed=0)
+    ndcg = metrics.ndcg(model.predict(data.X), data.labels, offsets=data.offsets, k=5)
+    assert ndcg > metrics.ndcg(logger_scores, data.labels, offsets=data.offsets, k=5) + 0.02
+    with pytest.raises(ValueError, match="estimate"):
+        train(engine, LambdaLoss(mu=0.0), ClickData(log, "policy_aware"), rounds=2)
+
+
+# --------------------------------------------------------------------------------------------------
 # mu = 0 is LambdaRank: uMart(window=1) and LightGBM's lambdarank, bit for bit
 
 @pytest.mark.parametrize("params", [{}, {"lambdarank_norm": False}, {"lambdarank_truncation_level": 7}])
