@@ -490,11 +490,21 @@ class RankingObjective(metaclass=_ObjectiveClass):
         state = self._state_for(data)
         grad = np.empty(data.n_docs, dtype=np.float32)
         hess = np.empty(data.n_docs, dtype=np.float32)
-        losses = self._gradients(scores, data, state, grad, hess)
+        self._scratch.loss_asked = True
+        try:
+            losses = self._gradients(scores, data, state, grad, hess)
+        finally:
+            self._scratch.loss_asked = False
         if losses is None:
             raise NotImplementedError(f"{type(self).__name__} has no loss: "
                                       f"{self._no_loss_reason or 'its _gradients returns None'}")
         return losses
+
+    @property
+    def _loss_asked(self) -> bool:
+        """Whether this thread's :meth:`_gradients` call is for :meth:`losses` (a kernel whose loss costs extra work
+        may leave it out otherwise: the engines' calls read only the gradients)."""
+        return getattr(self._scratch, "loss_asked", False)
 
     def _compute(self, scores, data: QueryData, weights=None) -> tuple[np.ndarray, np.ndarray]:
         scores = self._checked_scores(scores, data)

@@ -111,7 +111,7 @@ def log_one_plus_exp(x):
 
 
 #: below this e^{σ (s - max)}, a pair's exact sigmoid comes from an exponential of its own (both terms may be 0)
-_TINY_EXPO = 1e-280
+TINY_EXPO = 1e-280
 
 
 @helper
@@ -123,7 +123,7 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
     (meaningful without ``divide``), else 0. The exact sigmoid comes from ``expo`` (e^{σ (s - max)} by position)
     without an exponential per pair: each position's pairs with every later position in one loop that LLVM
     vectorises (:func:`_pairs_after`), where pairs of one label weigh 0. Without the vectorised loop (the loss
-    asked for, or e^{σ (s_i - max)} below ``_TINY_EXPO``) pair by pair. With ``lightgbm_arithmetic`` the terms are
+    asked for, or e^{σ (s_i - max)} below ``TINY_EXPO``) pair by pair. With ``lightgbm_arithmetic`` the terms are
     LightGBM's bit for bit at μ = 0: its sigmoid table, its order of operations, float32 sums (each document's sum
     sees its terms in LightGBM's order).
     """
@@ -153,7 +153,7 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
                 total += 2.0 * step
         return total, loss
     for i in range(limit):
-        if not with_loss and expo[i] > _TINY_EXPO:
+        if not with_loss and expo[i] > TINY_EXPO:
             lam_i, nu_i, total_i = _pairs_after(i, score, level, gain, expo, discounts, distance_weights,
                                                 inverse_max_dcg, sigma, rank_weight, mu, divide, lam, nu)
             lam[i] += lam_i
@@ -170,7 +170,7 @@ def lambda_pairs(score, level, gain, expo, discounts, distance_weights, limit, i
             if divide:
                 f /= DISTANCE_EPSILON + abs(gap)
             denominator = expo[i] + expo[j]
-            if denominator > _TINY_EXPO:
+            if denominator > TINY_EXPO:
                 p_l = (expo[j] if sign > 0.0 else expo[i]) / denominator
             else:
                 p_l = 1.0 / (1.0 + np.exp(sigma * gap))
@@ -193,7 +193,7 @@ def _pairs_after(i, score, level, gain, expo, discounts, distance_weights, inver
     (λ_i, ν_i) and the pairs' Σ 2 σ p_l F. A loop without a branch, over arrays read in order, that LLVM vectorises:
     pairs of one label (42% of the (i, j) on MSLR-like queries) have G_h - G_l = 0 and add exactly 0, which costs
     less than a test of labels in the loop; μ δ is added at μ = 0 too (+0). Only the sums over j are
-    reassociated. Needs e^{σ (s_i - max)} > ``_TINY_EXPO`` (no exponential per pair)."""
+    reassociated. Needs e^{σ (s_i - max)} > ``TINY_EXPO`` (no exponential per pair)."""
     level_i, score_i, gain_i, expo_i, discount_i = level[i], score[i], gain[i], expo[i], discounts[i]
     lam_i = 0.0
     nu_i = 0.0

@@ -51,8 +51,8 @@ from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options
 from .._jit import kernel, over_queries
 from .._numerics import stable_argsort
 from ._base import QueryData, RankingObjective, zero_query
-from ._lambdamart import (inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor, log_one_plus_exp,
-                          position_discounts)
+from ._lambdamart import (TINY_EXPO, inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor,
+                          log_one_plus_exp, position_discounts)
 
 LOSSES = ("ndcg_loss2++", "ndcg_loss2")
 #: what a document's gain is: its label's (``label_gain``), or the label itself as a relevance estimate
@@ -74,42 +74,60 @@ def distance_weights(longest: int) -> np.ndarray:
 
 @kernel
 def estimate_pairs_kernel(first, end, scores, estimates, offsets, discounts, distance_weights, sigma, truncation,
-                          rank_weight, mu, grad, hess, losses):
-    """Gradient, diagonal hessian (ranks held fixed) and loss of ``gain="estimate"`` (module docstring) for queries
-    ``first <= q < end``. With x = s_i - s_j and q = 1 / (1 + e^{σ x}): ∂L/∂s_i = σ w (R̂_j (1 - q) - R̂_i q) =
-    -∂L/∂s_j, and ∂²L/∂s_i² = ∂²L/∂s_j² = σ² w q (1 - q) (R̂_i + R̂_j), summed over the pairs."""
+                          rank_weight, mu, with_loss, grad, hess, losses):
+    """Gradient, diagonal hessian (ranks held fixed) and, with ``with_loss``, loss of ``gain="estimate"`` (module
+    docstring) for queries ``first <= q < end``. With x = s_i - s_j and q = 1 / (1 + e^{σ x}): ∂L/∂s_i =
+    σ w (R̂_j (1 - q) - R̂_i q) = -∂L/∂s_j, and ∂²L/∂s_i² = ∂²L/∂s_j² = σ² w q (1 - q) (R̂_i + R̂_j), summed over the
+    pairs. q comes from e^{σ (s - max)} by position (no exponential per pair), as in LambdaRank's kernel."""
     for query in range(first, end):
         lo, hi = offsets[query], offsets[query + 1]
         n = hi - lo
-        zero_query(grad, hess, lo, hi)
         losses[query] = 0.0
         if n < 2:
+            zero_query(grad, hess, lo, hi)
             continue
         negated = np.empty(n)
         for i in range(n):
             negated[i] = -scores[lo + i]
         order = stable_argsort(negated)  # descending, ties in input order
+        score = np.empty(n)
+        estimate = np.empty(n)
+        expo = np.empty(n)
+        for a in range(n):
+            score[a] = scores[lo + order[a]]
+            estimate[a] = estimates[lo + order[a]]
+            expo[a] = np.exp(sigma * (score[a] - score[0]))
+        lam = np.zeros(n)
+        nu = np.zeros(n)
+        loss = 0.0
         for a in range(min(n - 1, truncation)):
-            i = lo + order[a]
+            r_a, expo_a, discount_a = estimate[a], expo[a], discounts[a]
+            lam_a = 0.0
+            nu_a = 0.0
             for b in range(a + 1, n):
-                j = lo + order[b]
-                r_i, r_j = estimates[i], estimates[j]
-                if r_i == 0.0 and r_j == 0.0:
-                    continue
-                w = rank_weight * abs(discounts[a] - discounts[b]) + mu * distance_weights[b - a]
-                x = sigma * (scores[i] - scores[j])
-                if x > 0.0:
-                    e = np.exp(-x)
-                    q = e / (1.0 + e)
+                r_b = estimate[b]
+                w = rank_weight * abs(discount_a - discounts[b]) + mu * distance_weights[b - a]
+                denominator = expo_a + expo[b]
+                if denominator > TINY_EXPO:
+                    q = expo[b] / denominator
                 else:
-                    q = 1.0 / (1.0 + np.exp(x))
-                step = sigma * w * (r_j * (1.0 - q) - r_i * q)
-                curvature = sigma * sigma * w * q * (1.0 - q) * (r_i + r_j)
-                grad[i] += step
-                grad[j] -= step
-                hess[i] += curvature
-                hess[j] += curvature
-                losses[query] += w * (r_i * log_one_plus_exp(-x) + r_j * log_one_plus_exp(x))
+                    q = 1.0 / (1.0 + np.exp(sigma * (score[a] - score[b])))
+                step = sigma * w * (r_b * (1.0 - q) - r_a * q)
+                curvature = sigma * sigma * w * q * (1.0 - q) * (r_a + r_b)
+                lam_a += step
+                lam[b] -= step
+                nu_a += curvature
+                nu[b] += curvature
+                if with_loss:
+                    x = sigma * (score[a] - score[b])  # >= 0: a is ranked above b
+                    below = log_one_plus_exp(-x)
+                    loss += w * (r_a * below + r_b * (x + below))
+            lam[a] += lam_a
+            nu[a] += nu_a
+        losses[query] = loss
+        for a in range(n):
+            grad[lo + order[a]] = lam[a]
+            hess[lo + order[a]] = nu[a]
 
 
 class LambdaLoss(RankingObjective):
@@ -259,10 +277,10 @@ class LambdaLoss(RankingObjective):
         losses = np.empty(data.offsets.size - 1)
         if self.gain == "estimate":
             over_queries(estimate_pairs_kernel, data.offsets, scores, data.labels, data.offsets, discounts, distances,
-                         self.sigmoid, truncation, rank_weight, self.mu, grad, hess, losses)
+                         self.sigmoid, truncation, rank_weight, self.mu, self._loss_asked, grad, hess, losses)
             return losses
         norm = self.lambdarank_norm
         over_queries(lambda_kernel, data.offsets, scores, data.labels, data.offsets, inverse_max_dcg, gains, discounts,
                      distances, self.sigmoid, truncation, rank_weight, self.mu, norm, norm, self.lightgbm_arithmetic,
-                     self._has_loss, grad, hess, losses)
+                     self._has_loss and self._loss_asked, grad, hess, losses)
         return losses if self._has_loss else None

@@ -295,7 +295,9 @@ def test_xgboost_clicks_compares_the_two_simulations_per_position(shared_data):
 
 
 @pytest.mark.engine
-def test_click_training_speed_prints_both_rows_and_the_one_off_cost():
+def test_click_training_speed_prints_both_rows_of_each_objective_and_the_one_off_cost():
     out = run_script("click_training_speed.py", "--queries", "40", "--docs", "12", "--impressions", "2000",
                      "--rounds", "2", "--repeats", "1", "--propensity-samples", "50")
-    assert "| labels |" in out and "| click log |" in out and "one-off: simulating" in out
+    for objective in ("PL-Rank-3", "LambdaLoss, mu 0"):
+        assert f"| {objective} | labels |" in out and f"| {objective} | click log |" in out
+    assert "one-off: simulating" in out
