@@ -38,7 +38,7 @@ from ._constraints import C_INT_MAX, INT64_RANGE
 from ._writing import json_text, write_text
 from ._engine_registry import LEAF_VALUES
 from ._extras import MissingExtra
-from .clicks.training import CLICK_TRAINING, EXAMINATIONS
+from .clicks.training import CLICK_RUNS, EXAMINATIONS
 from .metrics import PAPER_METRICS
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, DEFAULT_SETTINGS, ENGINES
 from .engines.openmp import limit_spinning
@@ -178,12 +178,13 @@ def _add_train_command(commands) -> None:
     train.add_argument("--click-log", type=Path, metavar="DIR",
                        help="train from a click log instead of --train: a directory of clicks.parquet or .csv "
                             "(and documents.*), as plboost simulate-clicks writes it; needs --clicks")
-    train.add_argument("--clicks", choices=CLICK_TRAINING,
+    train.add_argument("--clicks", choices=CLICK_RUNS,
                        help="with --click-log, what to train on: an estimator's relevance estimates (naive, ips, "
                             "policy_aware, affine, doubly_robust with a cross-fitted LightGBM regression; for "
                             "pl_rank3 with gain=estimate, normalize=false) or the "
                             "displayed rows, clicks as labels with their positions (the engines' debiasing: "
-                            "lambdarank, rank:ndcg with lambdarank_unbiased=true)")
+                            "lambdarank, rank:ndcg with lambdarank_unbiased=true); logger: train nothing, score the "
+                            "log's logging ranker (its logger.txt, --objective its objective)")
     train.add_argument("--examination", choices=EXAMINATIONS, default="recorded",
                        help="the estimators' examination: the click model the log records (default) or "
                             "regression EM's from the log itself (em; for ips and policy_aware)")
@@ -664,13 +665,14 @@ def _write_training_outputs(args, result, data: dict) -> None:
 def _train_from_clicks(args, spec) -> int:
     """``plboost train --click-log``: train from a click log's estimates or displayed rows, evaluated on labels."""
     from .clicks import find_click_log, load_click_log
+    from .clicks.log import find_logging_model
     from .data import load_splits
     from .experiment import run
 
     if args.train:
         raise ValueError("give --train or --click-log, not both: a run trains on labels or on a click log")
     if args.clicks is None:
-        raise ValueError(f"--click-log needs --clicks, what to train on: {', '.join(CLICK_TRAINING)}")
+        raise ValueError(f"--click-log needs --clicks, what to train on: {', '.join(CLICK_RUNS)}")
     if args.dask_scheduler or args.dask_local:
         raise ValueError("training from a click log on Dask is not offered yet; leave out --dask-local and "
                          "--dask-scheduler")
@@ -678,8 +680,10 @@ def _train_from_clicks(args, spec) -> int:
         raise ValueError("a run from a click log is evaluated on labelled data: give --test or --valid")
     spec = replace(spec, clicks=args.clicks, examination=args.examination)
     tables = [path for path in find_click_log(args.click_log) if path is not None]
+    logger = find_logging_model(args.click_log)
     reads = [*split_reads(None, args.valid, args.test),
-             *(Read(path, f"the click log's {path.stem} table") for path in tables)]
+             *(Read(path, f"the click log's {path.stem} table") for path in tables),
+             *([Read(logger, "the click log's logging ranker")] if logger is not None else [])]
     check_outputs({"--save-model": args.save_model, "--out": args.out}, reads)
     check_output_path(args.save_model, "--save-model")
     check_output_path(args.out, "--out")

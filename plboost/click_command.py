@@ -4,8 +4,9 @@ small share of the queries (1% by default, as Oosterhuis and de Rijke, SIGIR 202
 deterministically or sampled from its Plackett-Luce policy, and clicks are drawn from a click model.
 
 The log is two tables in ``--out``: ``clicks.parquet`` and ``documents.parquet`` (or ``.csv``), read back with
-:func:`plboost.clicks.load_click_log`; its metadata record every setting, the seed, and the logger (objective,
-rounds, the ids of the queries it was trained on). Existing files are never replaced.
+:func:`plboost.clicks.load_click_log`, and the logging ranker's model, ``logger.txt`` (LightGBM's text format),
+which a run with ``clicks=logger`` scores; the log's metadata record every setting, the seed, and the logger
+(objective, rounds, the ids of the queries it was trained on). Existing files are never replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from ._values import plain_value
 from .clicks import CascadeModel, PositionBasedModel, simulate_clicks
+from .clicks.log import LOGGING_MODEL
 from .data import load_svmlight, load_table
 from .data.tabular import is_table
 from .engines import BUILTIN_OBJECTIVES, DEFAULT_ENGINE, train
@@ -93,7 +95,7 @@ def run(args) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(f"--out {args.out} is a file; give a directory (the log is two tables)")
     paths = [args.out / f"{name}.{args.format}" for name in ("clicks", "documents")]
-    existing = [str(path) for path in paths if path.exists()]
+    existing = [str(path) for path in (*paths, args.out / LOGGING_MODEL) if path.exists()]
     if existing:
         raise ValueError(f"--out {args.out}: {', '.join(existing)} {'exist' if len(existing) > 1 else 'exists'} "
                          "already; give another directory (a log is never replaced)")
@@ -114,12 +116,13 @@ def run(args) -> int:
                           temperature=args.temperature, click_model=model, seed=args.seed)
     log.metadata["logger"] = {"engine": DEFAULT_ENGINE, "objective": args.logger_objective,
                               "rounds": args.logger_rounds, "share": args.logger_share,
-                              "queries": plain_value(data.qids[share])}
+                              "queries": plain_value(data.qids[share]), "model": LOGGING_MODEL}
     log.metadata["labelled_data"] = str(args.train)
     args.out.mkdir(parents=True, exist_ok=True)
     log.save(*paths)
+    logger.save(args.out / LOGGING_MODEL)
     print(f"plboost simulate-clicks: {log.n_impressions:,} impressions of {data.n_queries:,} queries (top "
           f"{args.top_k}, temperature {args.temperature:g}, {args.click_model}), {int(log.click.sum()):,} clicks -> "
           f"{paths[0]}, {paths[1]}; the logger: {args.logger_objective} on {share.size} of {data.n_queries} queries, "
-          f"{args.logger_rounds} rounds")
+          f"{args.logger_rounds} rounds -> {args.out / LOGGING_MODEL}")
     return 0

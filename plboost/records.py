@@ -64,12 +64,15 @@ def data_provenance(split, table_options: dict | None = None, *, clicks: bool = 
     """Path and content fingerprint of each file of a :class:`~plboost.data.layouts.Split`; a table's also has
     the options it is read with (``table``: the query and label columns, the features, sort; ``table_options``
     are those given, the others at their defaults), which decide what the same file holds. With ``clicks``, also
-    the split's click log tables (``clicks``, ``documents``), for a run that trains from them."""
+    the split's click log tables (``clicks``, ``documents``), for a run that trains from them, and its logging
+    ranker's model file (``logger``) where the log has one."""
     files = {"train": split.train, "valid": split.valid, "test": split.test}
     provenance = {role: None if path is None else _file_provenance(path, table_options)
                   for role, path in files.items()}
     if clicks:
-        for role in ("clicks", "documents"):
+        roles = ("clicks", "documents", "logger") if getattr(split, "logger", None) is not None else \
+            ("clicks", "documents")
+        for role in roles:
             path = getattr(split, role)
             provenance[role] = None if path is None else {"path": str(path), "content": file_fingerprint(path)}
     return provenance

@@ -646,6 +646,10 @@ CASES = [
          r"clicks='ips' trains on relevance estimates, which lambdarank cannot take .it needs graded labels.: use "
          r"pl_rank3 with gain=estimate and normalize=false, listnet with target=estimate or lambdaloss with "
          r"gain=estimate .non-negative estimates., or clicks=displayed"),
+    Case("command line", "the logging ranker's row with parameters (`lambdarank,label_gain=[0,1,3],clicks=logger`)",
+         cli_call("compare", "{dir}", "--run", "lambdarank,label_gain=[0,1,3],clicks=logger", "--quiet"),
+         r"clicks='logger' scores the click log's logging ranker as it was saved: give only its objective and "
+         r"engine, not parameters"),
     Case("command line", "`plboost compare --click-log` with no configuration that trains from it",
          cli_call("compare", "{dir}", "--run", "lambdarank", "--click-log", "{dir}/sub", "--quiet"),
          r"a click log is given .<dir>/sub., but no configuration trains from it"),

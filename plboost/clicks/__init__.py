@@ -18,10 +18,10 @@ from .log import ClickLog, ClickLogError, find_click_log, load_click_log
 from .models import CascadeModel, PositionBasedModel, relevance_of_labels
 from .propensities import ExaminationEstimate, estimate_examination
 from .simulation import simulate_clicks
-from .training import CLICK_TRAINING, EXAMINATIONS, check_click_training, click_training_data
+from .training import CLICK_RUNS, CLICK_TRAINING, EXAMINATIONS, check_click_training, click_training_data
 
-__all__ = ["CLICK_TRAINING", "ESTIMATORS", "EXAMINATIONS", "CascadeModel", "ClickData", "ClickLog", "ClickLogError",
-           "ExaminationEstimate", "PositionBasedModel", "RelevanceEstimates", "check_click_training",
+__all__ = ["CLICK_RUNS", "CLICK_TRAINING", "ESTIMATORS", "EXAMINATIONS", "CascadeModel", "ClickData", "ClickLog",
+           "ClickLogError", "ExaminationEstimate", "PositionBasedModel", "RelevanceEstimates", "check_click_training",
            "click_training_data", "estimate_examination", "find_click_log", "load_click_log",
            "logging_policy", "relevance_estimates", "relevance_of_labels", "simulate_clicks",
            "training_data"]

@@ -50,6 +50,8 @@ QUERY, DOCUMENT, POSITION, CLICK, IMPRESSION, PROPENSITY = "qid", "doc_id", "pos
 LOGGING_SCORE = "logging_score"
 #: the key of the metadata plboost writes into a Parquet click log's schema (a CSV log gets a ``.json`` beside it)
 METADATA_KEY = b"plboost.click_log"
+#: the logging ranker's model file in a click log's directory (LightGBM text, as ``plboost simulate-clicks`` saves it)
+LOGGING_MODEL = "logger.txt"
 
 
 class ClickLogError(ValueError):
@@ -66,7 +68,8 @@ class ClickLog:
     whether it was clicked. ``logging_scores`` (one per document) and ``temperature``/``top_k`` describe the
     logging policy where known (a Plackett-Luce policy, temperature 0 for a deterministic ranker); ``propensity``
     (one per row) is what a logger recorded itself. ``metadata``: how the log was made (a simulation's seed and
-    settings).
+    settings). ``logging_model``: the logging ranker's model file, where the log's directory holds one
+    (:data:`LOGGING_MODEL`, which ``plboost simulate-clicks`` writes).
     """
 
     X: np.ndarray
@@ -81,6 +84,7 @@ class ClickLog:
     logging_scores: np.ndarray | None = None
     propensity: np.ndarray | None = None
     metadata: dict = field(default_factory=dict)
+    logging_model: Path | None = None
 
     def __post_init__(self):
         self.X = np.asarray(self.X)
@@ -220,7 +224,13 @@ def load_click_log(clicks, documents=None) -> ClickLog:
         propensity = _probabilities(frame[PROPENSITY], clicks_path, rows)[order]
     return ClickLog(table.X, table.qids, table.offsets, table.doc_ids, impression[order], document[order],
                     position[order].astype(np.int32), click[order], table.feature_names, table.logging_scores,
-                    propensity, read_metadata(clicks_path))
+                    propensity, read_metadata(clicks_path), find_logging_model(clicks_path.parent))
+
+
+def find_logging_model(directory) -> Path | None:
+    """The logging ranker's model file in a click log's ``directory`` (:data:`LOGGING_MODEL`), None if none."""
+    path = Path(directory) / LOGGING_MODEL
+    return path if path.is_file() else None
 
 
 def find_click_log(directory) -> tuple[Path, Path | None]:

@@ -1,6 +1,7 @@
 """What a run trains on when it learns from a click log, named as a configuration names it (``clicks=``): an
 estimator's relevance estimates, for an objective that takes them, or the log's displayed rows, for the engines'
-own debiasing (XGBoost's ``lambdarank_unbiased``, LightGBM's ``position``).
+own debiasing (XGBoost's ``lambdarank_unbiased``, LightGBM's ``position``); or, with ``clicks="logger"``, nothing
+trained: the log's own logging ranker, scored beside the others.
 
 The examination the estimators divide by is the click model the log records (a simulated log's) or, with
 ``examination="em"``, the one regression EM estimates from the log itself (:mod:`plboost.clicks.propensities`).
@@ -23,6 +24,10 @@ from .propensities import estimate_examination
 
 #: how a run trains from a click log: an estimator's relevance estimates, or the displayed rows
 CLICK_TRAINING = ("naive", "ips", "policy_aware", "affine", "doubly_robust", "displayed")
+#: the run that trains nothing: the click log's own logging ranker (its saved model), scored as the others are
+LOGGER = "logger"
+#: what a run's ``clicks`` may say
+CLICK_RUNS = (*CLICK_TRAINING, LOGGER)
 #: where the estimators' examination comes from: the click model the log records, or regression EM on the log
 EXAMINATIONS = ("recorded", "em")
 
@@ -30,7 +35,7 @@ EXAMINATIONS = ("recorded", "em")
 def check_click_training(clicks: str, examination: str = "recorded") -> tuple[str, str]:
     """``clicks`` and ``examination`` checked together: EM's examination serves the estimators that divide by an
     examination (``ips``, ``policy_aware``); the others refuse it."""
-    clicks = check(clicks, Options(*CLICK_TRAINING), "clicks")
+    clicks = check(clicks, Options(*CLICK_RUNS), "clicks")
     examination = check(examination, Options(*EXAMINATIONS), "examination")
     if examination == "em" and clicks not in ("ips", "policy_aware"):
         raise ValueError(f"examination='em' is for clicks='ips' or 'policy_aware', which divide by the "
@@ -47,6 +52,9 @@ def click_training_data(log: ClickLog, clicks: str, *, examination: str = "recor
     if not isinstance(log, ClickLog):
         raise TypeError(f"click_training_data: log must be a ClickLog, got {type(log).__name__}")
     clicks, examination = check_click_training(clicks, examination)
+    if clicks == LOGGER:
+        raise ValueError("clicks='logger' trains nothing (it scores the click log's logging ranker): there are no "
+                         "training data to make")
     if clicks == "displayed":
         return log.displayed_rows()
     options = {"examination": estimate_examination(log).relative} if examination == "em" else {}

@@ -42,7 +42,8 @@ _SUFFIXES = tuple(suffix for suffixes in _FORMATS.values() for suffix in suffixe
 @dataclass(frozen=True)
 class Split:
     """One train/validation/test triple of a benchmark (a fold, or a Yahoo! set), and the click log its runs from
-    clicks train on (its clicks table and documents table), where a comparison was given one."""
+    clicks train on (its clicks table and documents table, and its logging ranker's model file where it has one),
+    where a comparison was given one."""
 
     name: str
     train: Path
@@ -50,6 +51,7 @@ class Split:
     test: Path
     clicks: Path | None = None
     documents: Path | None = None
+    logger: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from .._constraints import Integer, check
-from ..clicks.log import ClickLogError, find_click_log, holds_click_log, load_click_log
+from ..clicks.training import LOGGER
+from ..clicks.log import ClickLogError, find_click_log, find_logging_model, holds_click_log, load_click_log
 from ..data import OutOfCoreData, RankingData, load_splits
 from ..data.splits import match_columns, predict_scores
 from ..data.tabular import TABLE_OPTIONS
@@ -94,7 +95,8 @@ def compare(specs, layout, *, splits=None, repeats: int = 1, out_dir=None, resum
                 continue
             if data is None:
                 data = load_splits(split.train, split.valid, split.test, **(load_options or {}))
-            warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
+            if item.spec.clicks != LOGGER:  # the logger trains nothing
+                warm[item.spec.label] = warm.get(item.spec.label, 0.0) + warm_up(item.trained_spec or item.spec)
             train = data[0]
             if item.spec.clicks is not None:
                 if split.name not in click_logs:
@@ -236,7 +238,7 @@ def _with_click_logs(specs, splits, click_log, tune) -> list:
 def _with_log(split, directory: Path):
     """``split`` with the tables of the click log in ``directory``."""
     clicks, documents = find_click_log(directory)
-    return replace(split, clicks=clicks, documents=documents)
+    return replace(split, clicks=clicks, documents=documents, logger=find_logging_model(directory))
 
 
 def _checked_comparison(specs, layout, splits, repeats):

@@ -15,6 +15,8 @@ from .._writing import json_text, write_text
 from ..engines.lightgbm import regression_model
 from ..engines.settings import TrainingSettings
 from ..clicks import CLICK_TRAINING, ClickLog, click_training_data
+from ..clicks.log import LOGGING_MODEL
+from ..clicks.training import LOGGER
 from ..data import load_svmlight, make_synthetic
 from ..data.splits import column_order, predict_scores
 from .._extras import import_extra
@@ -97,10 +99,13 @@ def run(spec: RunSpec, train, valid=None, test=None, *, progress: bool = False, 
     :func:`evaluation_g_max` of the data: a table of several splits takes one for all).
     """
     labelled = train
-    if spec.clicks is not None or isinstance(train, ClickLog):
-        train, labelled = _click_training(spec, train, valid, test), None
-    objective, settings = _training_arguments(spec)
-    model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
+    if spec.clicks == LOGGER:
+        model, labelled = _logging_model(spec, train, valid, test), None
+    else:
+        if spec.clicks is not None or isinstance(train, ClickLog):
+            train, labelled = _click_training(spec, train, valid, test), None
+        objective, settings = _training_arguments(spec)
+        model = engines.train(spec.engine, objective, train, valid, settings, progress=progress, on_round=on_round)
     split, data = next((name, d) for name, d in (("test", test), ("valid", valid), ("train", labelled))
                        if d is not None)
     if g_max is None:  # ERR's scale from labels: never from a click log's estimates
@@ -136,6 +141,29 @@ def _click_training(spec: RunSpec, log, valid, test):
     seed = spec.settings.seed  # the engine's seed, shifted by the repeat
     return click_training_data(log, spec.clicks, examination=spec.examination, seed=seed,
                                regressor=functools.partial(regression_model, seed=seed))
+
+
+def _logging_model(spec: RunSpec, log, valid, test) -> TrainedModel:
+    """The click log's logging ranker, loaded from its model file, for a run with ``clicks="logger"``: refused where
+    the log has none, or where the log's metadata name another objective or engine than ``spec``'s."""
+    if not isinstance(log, ClickLog):
+        raise ValueError(f"{spec.label}: clicks='logger' scores a click log's logging ranker; train must be a "
+                         f"plboost.clicks.ClickLog, got {type(log).__name__}")
+    if valid is None and test is None:
+        raise ValueError(f"{spec.label}: the logging ranker is scored on labelled data; give valid or test")
+    if log.logging_model is None:
+        raise ValueError(f"{spec.label}: the click log has no logging ranker's model ({LOGGING_MODEL} beside its "
+                         "clicks table, which plboost simulate-clicks writes)")
+    recorded = log.metadata.get("logger", {})
+    for name, wanted in (("objective", spec.objective), ("engine", spec.engine)):
+        if recorded.get(name, wanted) != wanted:
+            raise ValueError(f"{spec.label}: the click log's logger is {recorded[name]!r} ({name}), not {wanted!r}; "
+                             f"give {recorded.get('objective')}@{recorded.get('engine')},clicks=logger")
+    saved = engines.load_model(log.logging_model)
+    if saved.engine != spec.engine:
+        raise ValueError(f"{spec.label}: {log.logging_model} is a {saved.engine} model, not {spec.engine}'s")
+    rounds = engines.get_engine(saved.engine).trained_rounds(saved.booster)
+    return TrainedModel(saved.engine, saved.booster, spec.objective, {}, {}, 0.0, rounds, None)
 
 
 def _training_arguments(spec: RunSpec) -> tuple[object, TrainingSettings]:

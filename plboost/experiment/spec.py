@@ -16,7 +16,7 @@ from .._constraints import Integer, check
 from .._values import assignments, boolean_word, parse_assignment, plain_value, read_toml, split_list
 from ..engines.parameters import (canonical_engine_params, check_engine_params, check_leaf_values,
                                   check_one_spelling)
-from ..clicks.training import check_click_training
+from ..clicks.training import LOGGER, check_click_training
 from ..engines.settings import DEFAULT_SETTINGS, TrainingSettings
 from ..objectives import OBJECTIVES
 
@@ -49,7 +49,8 @@ class RunSpec:
     name: str | None = None
     #: train from a click log instead of the labelled training file: an estimator's relevance estimates (``naive``,
     #: ``ips``, ``policy_aware``, ``affine``, ``doubly_robust``: an objective that takes estimates) or the log's
-    #: displayed rows (``displayed``: the engines' own debiasing); None trains on the labels (see
+    #: displayed rows (``displayed``: the engines' own debiasing), or ``logger``: nothing trained, the log's own
+    #: logging ranker scored (the objective and engine are its own); None trains on the labels (see
     #: :mod:`plboost.clicks.training`)
     clicks: str | None = None
     #: the estimators' examination: the click model the log records (``recorded``) or regression EM's (``em``)
@@ -87,6 +88,11 @@ class RunSpec:
                                  "clicks= too")
             return
         self.clicks, self.examination = check_click_training(self.clicks, self.examination)
+        if self.clicks == LOGGER:
+            if self.objective_params or self.engine_params:
+                raise ValueError("clicks='logger' scores the click log's logging ranker as it was saved: give only "
+                                 "its objective and engine, not parameters (it trains nothing)")
+            return
         if self.clicks != "displayed" and not getattr(self._objective, "takes_estimates", False):
             if self.objective == "pl_rank3":
                 raise ValueError(f"clicks={self.clicks!r} trains on relevance estimates, which pl_rank3 takes with "
@@ -160,6 +166,8 @@ class RunSpec:
         label = f"{self.objective}({params}) [{engine}]" if params else f"{self.objective} [{engine}]"
         if self.clicks is None:
             return label
+        if self.clicks == LOGGER:
+            return f"{label}: the click log's logger"
         return f"{label} on clicks ({self.clicks}{', EM examination' if self.examination == 'em' else ''})"
 
     def _shown_params(self) -> dict:

@@ -263,3 +263,53 @@ def test_train_refuses_an_out_that_is_a_table_of_the_click_log(folds_with_logs, 
                  "--quiet"]) != 0
     assert "is the click log's clicks table, which this command reads" in capsys.readouterr().err
     assert (log / "clicks.parquet").read_bytes() == before
+
+
+# -- the logging ranker as a row ---------------------------------------------------------------------------------
+@pytest.mark.engine
+def test_the_logger_row_scores_the_saved_logging_ranker_and_trains_nothing(folds_with_logs, tmp_path):
+    from plboost import metrics
+    from plboost.data import load_svmlight
+    from plboost.engines import load_model
+
+    layout = find_layout(folds_with_logs / "data")
+    specs = [parse_run(text, RunSpec(rounds=3, num_leaves=7)) for text in ("lambdarank,clicks=logger", "lambdarank")]
+    comparison = compare(specs, layout, out_dir=tmp_path / "out", click_log=folds_with_logs / "logs")
+    rows = [r for r in comparison.results if r.label == "lambdarank [lightgbm]: the click log's logger"]
+    assert [r.split for r in rows] == ["Fold1", "Fold2"]
+    for row in rows:
+        test = load_svmlight(folds_with_logs / "data" / row.split / "test.txt")
+        logger = load_model(folds_with_logs / "logs" / row.split / "logger.txt")
+        expected = metrics.ndcg(logger.predict(test.X), test.labels, offsets=test.offsets, k=10)
+        assert row.metrics["NDCG@10"] == pytest.approx(expected, rel=1e-12)
+        assert row.train_seconds == 0.0 and row.trees_used == 5  # --logger-rounds 5, as simulated
+    records = [json.loads(path.read_text()) for path in (tmp_path / "out" / "runs").glob("*/*.json")]
+    assert sum("logger" in record["provenance"]["data"] for record in records) == 2
+    again = compare(specs, layout, out_dir=tmp_path / "out", click_log=folds_with_logs / "logs")
+    assert again.runs == {"reuse": 4}
+
+
+def test_the_logger_row_is_refused_where_it_cannot_be_the_logs_logger(folds_with_logs, labelled, tmp_path, capsys):
+    from plboost.clicks import load_click_log
+
+    log = load_click_log(*find_click_log(folds_with_logs / "logs" / "Fold1"))
+    assert log.logging_model == folds_with_logs / "logs" / "Fold1" / "logger.txt"
+    _, valid, test = labelled
+    with pytest.raises(ValueError, match="the click log's logger is 'lambdarank' .objective., not 'pl_rank3'; give "
+                                         "lambdarank@lightgbm,clicks=logger"):
+        run(RunSpec(objective="pl_rank3", clicks="logger"), log, valid, test)
+    with pytest.raises(ValueError, match="give only its objective and engine, not parameters"):
+        RunSpec(objective="lambdarank", objective_params={"lambdarank_truncation_level": 5}, clicks="logger")
+    with pytest.raises(ValueError, match=r"has no logging ranker's model \(logger.txt beside its clicks table"):
+        run(RunSpec(objective="lambdarank", clicks="logger"), replace(log, logging_model=None), valid, test)
+    with pytest.raises(ValueError, match="trains nothing"):
+        from plboost.clicks import click_training_data
+        click_training_data(log, "logger")
+    simulate = ["simulate-clicks", "--train", str(folds_with_logs / "data" / "Fold1" / "train.txt"), "--out",
+                str(tmp_path / "log"), "--impressions", "50", "--logger-share", "0.2", "--logger-rounds", "3"]
+    assert main([*simulate, "--format", "csv"]) == 0
+    (tmp_path / "log" / "clicks.csv").unlink()
+    (tmp_path / "log" / "documents.csv").unlink()
+    capsys.readouterr()
+    assert main(simulate) == 2
+    assert re.search(r"logger.txt exists already; give another directory", capsys.readouterr().err)
