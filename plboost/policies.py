@@ -193,9 +193,38 @@ class PlackettLucePolicy:
         return np.r_[theta, np.zeros(max(0, self.top_k - theta.size))][:self.top_k]
 
 
+#: the longest top k that :func:`_ranking` selects by insertion rather than by sorting the whole list (an insertion
+#: shifts up to k kept documents)
+_PARTIAL_SELECTION = 32
+
+
 @helper
-def _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score):
-    """Ranking i of query ``lo:hi`` (the documents' indices within the query, top first): the order of the
+def _top_by_key(keys, n, k, top):
+    """``argsort(-keys[:n], kind="mergesort")[:k]`` into ``top[:k]`` (largest key first, equal keys by index) by
+    insertion into the k kept so far: O(n) comparisons and about k log(n / k) insertions for keys in random order,
+    where the sort takes O(n log n) and allocates."""
+    count = 0
+    for d in range(n):
+        value = keys[d]
+        if count == k:
+            if value <= keys[top[k - 1]]:  # an equal key comes after: its index is larger
+                continue
+            j = k - 1
+        else:
+            j = count
+            count += 1
+        while j > 0 and keys[top[j - 1]] < value:
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = d
+    return top
+
+
+@helper
+def _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score, k, chosen):
+    """Ranking i of query ``lo:hi`` (the documents' indices within the query, top first), at least its first ``k``
+    (only they are meant: with distinct keys and k up to ``_PARTIAL_SELECTION`` only they are computed, into the
+    scratch ``chosen``): the order of the
     Gumbel-perturbed ``(s - s_max) / T``, documents whose key is equal (T = 0, or keys of -inf at a tiny T) in
     the order of their scores and then of their draws (the limit T -> 0). ``order``: the query's stream order,
     ``by_score``: the documents by score, descending (stable); ``keys`` is scratch."""
@@ -211,6 +240,8 @@ def _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score):
             keys[d] = (scores[lo + d] - top) / temperature - np.log(-np.log(u)) if u > 0.0 else -np.inf
             tied = tied or keys[d] == -np.inf
     if not tied:
+        if k <= _PARTIAL_SELECTION:
+            return _top_by_key(keys, n, k, chosen)
         return np.argsort(-keys[:n], kind="mergesort")
     if temperature > 0.0:  # keys of -inf, in the order of their scores
         return by_score[np.argsort(-keys[:n][by_score], kind="mergesort")]
@@ -235,12 +266,12 @@ def _sample_kernel(first, end, scores, offsets, temperature, top_k, seed, ranks)
     """Rankings of queries ``first <= q < end``: ``ranks[i, d]`` is d's rank (1-based; 0 below ``top_k``) in
     ranking i."""
     widest = widest_query(offsets, first, end)
-    relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
+    relative, zeros, keys, chosen = np.empty(widest), np.zeros(widest), np.empty(widest), np.empty(widest, np.int64)
     for q in range(first, end):
         lo, hi = offsets[q], offsets[q + 1]
         order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(ranks.shape[0]):
-            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
+            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score, min(hi - lo, top_k), chosen)
             for j in range(min(hi - lo, top_k)):
                 ranks[i, lo + ranked[j]] = j + 1
 
@@ -249,14 +280,14 @@ def _sample_kernel(first, end, scores, offsets, temperature, top_k, seed, ranks)
 def _top_kernel(first, end, scores, offsets, temperature, top_k, seed, starts, top):
     """The top documents of rankings ``0 .. starts[q + 1] - starts[q] - 1`` of queries ``first <= q < end``."""
     widest = widest_query(offsets, first, end)
-    relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
+    relative, zeros, keys, chosen = np.empty(widest), np.zeros(widest), np.empty(widest), np.empty(widest, np.int64)
     for q in range(first, end):
         if starts[q + 1] == starts[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
         order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(starts[q + 1] - starts[q]):
-            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
+            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score, min(hi - lo, top_k), chosen)
             for j in range(min(hi - lo, top_k)):
                 top[starts[q] + i, j] = lo + ranked[j]
 
@@ -268,14 +299,14 @@ def _tally_kernel(first, end, scores, offsets, queries, temperature, top_k, seed
     storing them: ``counts[d, j]`` (if it has rows) how often d held rank j + 1, ``total[d]`` and ``squares[d]``
     (if given) the sums of ``theta`` and its square at d's ranks."""
     widest = widest_query(offsets, first, end)
-    relative, zeros, keys = np.empty(widest), np.zeros(widest), np.empty(widest)
+    relative, zeros, keys, chosen = np.empty(widest), np.zeros(widest), np.empty(widest), np.empty(widest, np.int64)
     for q in range(first, end):
         if not queries[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
         order, key, by_score = _query_stream(seed, scores, lo, hi, relative, zeros)
         for i in range(n_samples):
-            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score)
+            ranked = _ranking(scores, lo, hi, order, key, i, temperature, keys, by_score, min(hi - lo, top_k), chosen)
             for j in range(min(hi - lo, top_k)):
                 d = lo + ranked[j]
                 if counts.shape[0] > 0:

@@ -156,3 +156,18 @@ def test_exposure_is_the_examination_of_the_rank_probabilities(temperature):
 def test_bad_input_is_refused_naming_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_partial_selection_of_a_rankings_top_is_the_sorts_first_k():
+    """The top k of a sampled ranking, selected by insertion, is the first k of the stable sort of the keys, ties
+    (rounded keys) by index, for every k up to the list's length."""
+    from plboost.policies import _top_by_key
+
+    select = getattr(_top_by_key, "py_func", _top_by_key)
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        n = int(rng.integers(1, 40))
+        keys = np.round(rng.normal(size=n), 1)
+        for k in {1, int(rng.integers(1, n + 1)), n}:
+            got = select(keys, n, k, np.empty(n, dtype=np.int64))[:k]
+            np.testing.assert_array_equal(got, np.argsort(-keys, kind="mergesort")[:k])
