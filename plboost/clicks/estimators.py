@@ -86,7 +86,9 @@ def relevance_estimates(log: ClickLog, estimator: str = "policy_aware", *,
 
     ``click_model``: what the estimators assume of clicks (its examination for ``ips`` and ``policy_aware``, its
     affine terms for ``affine`` and ``doubly_robust``); ``examination`` (theta_1, theta_2, ...) replaces its
-    examination, e.g. one estimated from the log. ``regression``: doubly robust's per-document
+    examination, e.g. one estimated from the log: probabilities, or any non-negative numbers proportional to them
+    (EM's ``relative``, theta_k / theta_1, may exceed 1 where a lower rank looks more examined), which scale the
+    estimates by the inverse of their scale. ``regression``: doubly robust's per-document
     :math:`\\hat R^0`, or a function of the log's affine estimates (a :class:`RelevanceEstimates`) that returns it
     (:func:`plboost.clicks.training.cross_fitted_regression`), which then shares this call's propensities.
     ``policy``: the logging policy (default :func:`logging_policy`); its propensities are exact for queries of at
@@ -160,9 +162,10 @@ def _model_of(log: ClickLog) -> PositionBasedModel:
 
 def _examination(examination, depth: int) -> np.ndarray:
     theta = np.asarray(examination, dtype=np.float64)
-    if theta.ndim != 1 or theta.size == 0 or not np.all(np.isfinite(theta)) or np.any((theta < 0) | (theta > 1)):
-        raise ValueError(f"relevance_estimates: examination must be probabilities theta_1, theta_2, ..., got "
-                         f"{examination!r}")
+    if theta.ndim != 1 or theta.size == 0 or not np.all(np.isfinite(theta)) or np.any(theta < 0) or \
+            not np.any(theta > 0):
+        raise ValueError(f"relevance_estimates: examination must be finite numbers >= 0, theta_1, theta_2, ... (not "
+                         f"all 0), probabilities or proportional to them, got {examination!r}")
     return np.r_[theta, np.zeros(max(0, depth - theta.size))]
 
 

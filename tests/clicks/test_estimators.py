@@ -168,11 +168,27 @@ def test_a_log_of_another_click_model_takes_an_examination_for_ips_and_policy_aw
         relevance_estimates(log, "affine", examination=theta)
 
 
+@pytest.mark.parametrize("scale", [0.25, 2.5])
+def test_an_examination_proportional_to_probabilities_scales_the_estimates_by_its_inverse(queries, scale):
+    """EM's relative examination (theta_k / theta_1) may exceed 1 at a lower rank: taken as proportional to the
+    probabilities, it scales IPS's and the policy-aware estimates by the inverse of its scale."""
+    data, logger, _ = queries
+    log = simulate_clicks(data, logger, n_impressions=400, top_k=4, temperature=1.0, click_model=CascadeModel(),
+                          seed=6)
+    theta = np.array([0.9, 1.0, 0.4, 0.3])  # rank 2 above rank 1, as EM's may be
+    for estimator in ("ips", "policy_aware"):
+        base = relevance_estimates(log, estimator, examination=theta).values
+        np.testing.assert_allclose(relevance_estimates(log, estimator, examination=scale * theta).values,
+                                   base / scale, rtol=1e-12)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda log: relevance_estimates(log, "best"), r"estimator must be one of"),
     (lambda log: relevance_estimates(log, "doubly_robust", click_model=PBM), r"doubly_robust needs regression="),
-    (lambda log: relevance_estimates(log, "ips", click_model=PBM, examination=[1.0, 2.0]),
-     r"examination must be probabilities"),
+    (lambda log: relevance_estimates(log, "ips", click_model=PBM, examination=[1.0, -0.5]),
+     r"examination must be finite numbers >= 0"),
+    (lambda log: relevance_estimates(log, "ips", click_model=PBM, examination=[0.0, 0.0]),
+     r"examination must be .*not all 0"),
     (lambda log: relevance_estimates(log, "ips", click_model=PBM, clip=0.0), r"clip must be"),
     (lambda log: relevance_estimates("log.parquet"), r"log must be a ClickLog"),
 ])
