@@ -24,7 +24,8 @@ early-stopped after 50 on the validation file's true labels (NDCG@10); the test 
 ``run`` appends one JSON line per (unit, budget, method) to ``--out`` and skips those already there (saying how
 many); ``report`` prints, per setting and budget, the mean test NDCG@10 with a 95% t interval over the folds x
 seeds, and each estimator's paired difference to XGBoost's unbiased LambdaMART and to LightGBM's position debiasing
-with Holm-adjusted p-values (paired t over the same units), and draws one plot per setting.
+with Holm-adjusted p-values (paired t over the same units), and draws two plots per setting: the means with their
+intervals, and each estimator's paired differences to the engines with theirs.
 """
 
 from __future__ import annotations
@@ -229,6 +230,7 @@ def report(args) -> int:
         _print_goal(part, cells, estimators, budgets)
         if args.plots:
             _plot(args.plots, key, methods, budgets, cells)
+            _plot_differences(args.plots, key, part, estimators, budgets)
     return 0
 
 
@@ -319,6 +321,47 @@ def _plot(directory: Path, key, methods, budgets, cells) -> None:
     axes.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     figure.tight_layout()
     path = directory / f"clicks_{'_'.join(map(str, key))}.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    print(f"\n{path}")
+
+
+def _plot_differences(directory: Path, key, part, estimators, budgets) -> None:
+    """Each estimator's mean paired difference to each engine's debiasing against the budget, with its 95% t
+    interval over the units both have: the between-unit spread that widens the first plot's intervals cancels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy import stats
+
+    figure, panels = plt.subplots(1, len(ENGINE_METHODS), figsize=(12, 4.5), sharey=True)
+    colours = plt.get_cmap("tab20").colors
+    for axes, baseline in zip(panels, ENGINE_METHODS, strict=True):
+        for number, method in enumerate(estimators):
+            shown, means, halves = [], [], []
+            for budget in budgets:
+                at = part[part.budget == budget].pivot_table(index=["fold", "seed"], columns="method", values="ndcg10")
+                if method not in at or baseline not in at:
+                    continue
+                gaps = (at[method] - at[baseline]).dropna().to_numpy()
+                if gaps.size < 2:
+                    continue
+                shown.append(budget)
+                means.append(gaps.mean())
+                halves.append(stats.t.ppf(0.975, gaps.size - 1) * gaps.std(ddof=1) / np.sqrt(gaps.size))
+            if shown:
+                colour = colours[(2 * number) % 20 + (2 * number) // 20]
+                axes.errorbar(shown, means, yerr=halves, marker="o", capsize=3, label=method, color=colour)
+        axes.axhline(0.0, color="black", linewidth=0.8)
+        axes.set_xscale("log")
+        axes.set_xlabel("impressions in the click log")
+        axes.set_title(f"minus {baseline}")
+    panels[0].set_ylabel("paired difference in test NDCG@10")
+    panels[-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    figure.suptitle(" / ".join(map(str, key)) + " (95% intervals of the paired differences over folds x seeds)")
+    figure.tight_layout()
+    path = directory / f"clicks_{'_'.join(map(str, key))}_differences.png"
     figure.savefig(path, dpi=110)
     plt.close(figure)
     print(f"\n{path}")
