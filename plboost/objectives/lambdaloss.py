@@ -118,8 +118,7 @@ def estimate_pairs_kernel(first, end, scores, estimates, offsets, discounts, dis
                     q = expo[b] / denominator
                 else:
                     q = 1.0 / (1.0 + np.exp(sigma * (score[a] - score[b])))
-                step = sigma * w * (r_b * (1.0 - q) - r_a * q)
-                curvature = sigma * sigma * w * q * (1.0 - q) * (r_a + r_b)
+                step, curvature = _estimate_pair(r_a, r_b, w, q, sigma)
                 lam_a += step
                 lam[b] -= step
                 nu_a += curvature
@@ -136,6 +135,13 @@ def estimate_pairs_kernel(first, end, scores, estimates, offsets, discounts, dis
             hess[lo + order[a]] = nu[a]
 
 
+@helper(inline="always")
+def _estimate_pair(r_a, r_b, w, q, sigma):
+    """One pair's gradient step (added to the higher-ranked a's, taken from b's) and curvature (added to both), from
+    its weight w and q = 1 / (1 + e^{σ (s_a - s_b)})."""
+    return sigma * w * (r_b * (1.0 - q) - r_a * q), sigma * sigma * w * q * (1.0 - q) * (r_a + r_b)
+
+
 @helper(fastmath={"reassoc"})
 def _estimate_pairs_after(a, estimate, expo, discounts, distance_weights, sigma, rank_weight, mu, lam, nu):
     """Position a's pair terms of :func:`estimate_pairs_kernel` with every later position, added to ``lam[b]`` and
@@ -149,8 +155,7 @@ def _estimate_pairs_after(a, estimate, expo, discounts, distance_weights, sigma,
         r_b = estimate[b]
         w = rank_weight * abs(discount_a - discounts[b]) + mu * distance_weights[np.uint64(position - a)]
         q = expo[b] / (expo_a + expo[b])
-        step = sigma * w * (r_b * (1.0 - q) - r_a * q)
-        curvature = sigma * sigma * w * q * (1.0 - q) * (r_a + r_b)
+        step, curvature = _estimate_pair(r_a, r_b, w, q, sigma)
         lam_a += step
         lam[b] -= step
         nu_a += curvature
