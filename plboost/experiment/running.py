@@ -147,21 +147,21 @@ def _logging_model(spec: RunSpec, log, valid, test) -> TrainedModel:
     """The click log's logging ranker, loaded from its model file, for a run with ``clicks="logger"``: refused where
     the log has none, or where the log's metadata name another objective or engine than ``spec``'s."""
     if not isinstance(log, ClickLog):
-        raise ValueError(f"{spec.label}: clicks='logger' scores a click log's logging ranker; train must be a "
+        raise ValueError("clicks='logger' scores a click log's logging ranker; train must be a "
                          f"plboost.clicks.ClickLog, got {type(log).__name__}")
     if valid is None and test is None:
-        raise ValueError(f"{spec.label}: the logging ranker is scored on labelled data; give valid or test")
+        raise ValueError("clicks='logger': the logging ranker is scored on labelled data; give valid or test")
     if log.logging_model is None:
-        raise ValueError(f"{spec.label}: the click log has no logging ranker's model ({LOGGING_MODEL} beside its "
+        raise ValueError(f"clicks='logger': the click log has no logging ranker's model ({LOGGING_MODEL} beside its "
                          "clicks table, which plboost simulate-clicks writes)")
     recorded = log.metadata.get("logger", {})
     for name, wanted in (("objective", spec.objective), ("engine", spec.engine)):
         if recorded.get(name, wanted) != wanted:
-            raise ValueError(f"{spec.label}: the click log's logger is {recorded[name]!r} ({name}), not {wanted!r}; "
+            raise ValueError(f"clicks='logger': the click log's logger is {recorded[name]!r} ({name}), not {wanted!r}; "
                              f"give {recorded.get('objective')}@{recorded.get('engine')},clicks=logger")
     saved = engines.load_model(log.logging_model)
     if saved.engine != spec.engine:
-        raise ValueError(f"{spec.label}: {log.logging_model} is a {saved.engine} model, not {spec.engine}'s")
+        raise ValueError(f"clicks='logger': {log.logging_model} is a {saved.engine} model, not {spec.engine}'s")
     rounds = engines.get_engine(saved.engine).trained_rounds(saved.booster)
     return TrainedModel(saved.engine, saved.booster, spec.objective, {}, {}, 0.0, rounds, None)
 
