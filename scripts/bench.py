@@ -30,6 +30,10 @@ Sections:
   install), against the same call with the kernels cached.
 * compile: where that time goes: each kernel's compile time (Numba's compile events) in one fresh process.
 * startup: ``plboost --help`` and ``import plboost.objectives`` in fresh processes against a bare interpreter.
+* long: one query of 10,000, 100,000 and 1,000,000 documents (20 features) on LightGBM and XGBoost: each
+  objective's seconds per round and the peak memory training adds per document, in fresh processes, against the
+  engine's ranker (lambdarank up to its limit of 10,000 documents a query) and a squared-error custom objective
+  (scripts/_bench_long.py). ``--small``: 2,000 documents, ListNet.
 * significance: the paired randomization test of ``plboost compare``'s tables (10,000 sign flips) on 50 to
   5,000 queries against SciPy's ``permutation_test`` of paired samples, the same test.
 """
@@ -52,6 +56,7 @@ from plboost.data import make_synthetic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _bench_leaves import leaf_rows  # noqa: E402  (sections in modules of their own)
+from _bench_long import long_query_rows  # noqa: E402
 from _bench_parser import parser_rows  # noqa: E402
 from _bench_partition import partition_rows, print_table  # noqa: E402
 from plboost.objectives import OBJECTIVES, PLRank, UMart
@@ -495,7 +500,7 @@ def significance_rows(sizes, repeats: int) -> list[dict]:
 
 
 SECTIONS = ("kernels", "engines", "rounds", "xgboost-rounds", "memory", "loading", "scaling", "leaves", "first-call",
-            "compile", "startup", "significance")
+            "compile", "startup", "significance", "long")
 
 
 def main(argv=None) -> int:
@@ -506,7 +511,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=_positive_int, default=None, help="alternated runs per measurement")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to run")
     parser.add_argument("--objectives", nargs="+", choices=tuple(OBJECTIVES), default=tuple(OBJECTIVES),
-                        help="rounds and xgboost-rounds: these registered objectives (default: all) against the "
+                        help="rounds, xgboost-rounds and long: these registered objectives (default: all) against the "
                              "engine's own")
     args = parser.parse_args(argv)
     small = args.small
@@ -534,6 +539,8 @@ def main(argv=None) -> int:
         "compile": lambda: compile_rows(5, SMALL_FIRST_CALL_OBJECTIVES[:1]) if small else compile_rows(25),
         "startup": lambda: startup_rows(1 if small else 15),
         "significance": lambda: significance_rows((50, 300) if small else (50, 784, 5_000), few),
+        "long": lambda: (long_query_rows((2_000,), 2, 1, ("listnet",)) if small
+                         else long_query_rows((10_000, 100_000, 1_000_000), 5, args.repeats or 1, args.objectives)),
     }
     with tempfile.TemporaryDirectory(prefix="plboost-bench-") as scratch:
         for name in args.only:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 import xgboost as xgb
@@ -113,12 +116,46 @@ def train_xgboost(objective, train_data, valid_data=None, settings: TrainingSett
         bar.close()
         del dtrain, evals  # an external-memory matrix's pages on disk are removed with it
     seconds = time.perf_counter() - start
+    if isinstance(objective, RankingObjective):
+        warn_if_no_split(booster, name, params, objective, train_data)
     best = booster.best_iteration + 1 if early_stopping else None
     return TrainedModel(ENGINE.name, booster, name, objective_params, params, seconds,
                         rounds=booster.num_boosted_rounds(), best_iteration=best, valid_history=history)
 
 
 train = train_xgboost
+
+#: XGBoost's default ``min_child_weight``
+DEFAULT_MIN_CHILD_WEIGHT = 1.0
+
+
+def warn_if_no_split(booster, name: str, params: dict, objective=None, train_data=None) -> None:
+    """Warn in one line where a plboost objective's booster holds only trees of one leaf because of
+    ``min_child_weight``, which XGBoost measures in hessians (default 1): the hessians of listwise objectives sum
+    to about 1 per query (ListNet's softmax, PL-Rank-3's, PA-ListMLE's), so that data of one long query or a few
+    queries leave no split with that much in both children, and XGBoost trains a constant model without a word.
+    With ``objective`` and in-memory ``train_data``, the message gives the hessians' sum at the first round's
+    scores (all equal)."""
+    weight = float(params.get("min_child_weight", DEFAULT_MIN_CHILD_WEIGHT))
+    trees = booster.get_dump()
+    if weight <= 0 or not trees or any("[" in tree for tree in trees):  # a split is written "0:[f1<0.5] ..."
+        return
+    total = ""
+    if objective is not None and train_data is not None and not isinstance(train_data, OutOfCoreData):
+        _, hess = objective.gradients(np.zeros(train_data.n_docs), train_data.labels, train_data.offsets)
+        total = f" ({name}'s hessians sum to {float(np.sum(hess, dtype=np.float64)):.3g} over the training data)"
+    warnings.warn(f"XGBoost grew no split in {len(trees)} trees with {name}: min_child_weight={weight:g} is the "
+                  f"hessian sum each child needs{total}; lower it, e.g. engine_params={{'min_child_weight': 1e-3}} "
+                  "(LightGBM's min_sum_hessian_in_leaf)", UserWarning, stacklevel=_first_caller_outside_plboost())
+
+
+def _first_caller_outside_plboost() -> int:
+    """The ``stacklevel`` of the first caller of the function calling this one that is not plboost's code."""
+    package = str(Path(__file__).resolve().parents[1])
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def load_booster(path, kind: str, data: bytearray):
@@ -167,6 +204,8 @@ def fit_dask(client, objective, train, valid, settings: TrainingSettings):
     except xgb.core.XGBoostError as error:
         raise engine_refusal(ENGINE.label, error, params, engine_params) from error
     booster = output["booster"]
+    if not isinstance(objective, str):
+        warn_if_no_split(booster, describe_objective(objective)[0], params)
     history = [float(v) for v in output["history"].get("valid", {}).get(f"ndcg@{eval_at}", [])]
     return booster, params, history, booster.best_iteration + 1 if early_stopping else None
 

@@ -21,6 +21,8 @@ all equal, and scales the query's lambdas and hessians by log2(1 + Λ) / Λ, Λ 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._jit import helper, kernel
@@ -60,6 +62,21 @@ def label_gains(labels: np.ndarray, label_gain) -> np.ndarray:
     table = np.asarray(label_gain, dtype=np.float64)
     largest = float(np.abs(table).max())
     return np.ldexp(table, -np.frexp(largest)[1]) if largest > 0.0 else table
+
+
+#: a query longer than this, with every pair in it, is warned about: its pairs grow with the square of its length
+ALL_PAIRS_WARNING_LENGTH = 10_000
+
+
+def warn_of_all_pairs(name: str, truncation: int | None, longest: int) -> None:
+    """Warn in one line where ``lambdarank_truncation_level=None`` pairs every document of a query longer than
+    :data:`ALL_PAIRS_WARNING_LENGTH` with every other: n(n - 1)/2 pairs a round, where a truncation level keeps
+    them linear in n."""
+    if truncation is None and longest > ALL_PAIRS_WARNING_LENGTH:
+        warnings.warn(f"{name} with lambdarank_truncation_level=None pairs every document with every other: the "
+                      f"longest query has {longest:,} documents, {longest * (longest - 1) / 2:.3g} pairs a round; "
+                      "set lambdarank_truncation_level (30 in the lightgbm preset) for a cost linear in its length",
+                      UserWarning, stacklevel=4)
 
 
 def position_discounts(longest: int) -> np.ndarray:

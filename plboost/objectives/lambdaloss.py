@@ -52,7 +52,7 @@ from .._jit import helper, kernel, over_queries
 from .._numerics import stable_argsort
 from ._base import QueryData, RankingObjective, zero_query
 from ._lambdamart import (TINY_EXPO, inverse_max_dcgs, label_gains, lambda_kernel, lambdarank_hessian_floor,
-                          log_one_plus_exp, position_discounts)
+                          log_one_plus_exp, position_discounts, warn_of_all_pairs)
 
 LOSSES = ("ndcg_loss2++", "ndcg_loss2")
 #: what a document's gain is: its label's (``label_gain``), or the label itself as a relevance estimate
@@ -289,6 +289,7 @@ class LambdaLoss(RankingObjective):
 
     def _prepare(self, data: QueryData):
         longest = int(np.diff(data.offsets).max())
+        warn_of_all_pairs(self.name, self.lambdarank_truncation_level, longest)
         if self.gain == "estimate":
             if data.labels.size and data.labels.min() < 0:
                 raise ValueError(f"LambdaLoss(gain='estimate') takes non-negative relevance estimates, got "

@@ -38,7 +38,7 @@ from .._constraints import SQUARE_ROOT_OF_FLOAT64_MAX, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
 from ._base import QueryData, RankingObjective, zero_query
 from ._lambdamart import (DEFAULT_GAIN_LABELS, DISTANCE_EPSILON, inverse_max_dcgs, label_gains, lambda_kernel,
-                          lambdarank_hessian_floor, position_discounts, sorted_query, write_query)
+                          lambdarank_hessian_floor, position_discounts, sorted_query, warn_of_all_pairs, write_query)
 
 
 @helper
@@ -305,6 +305,7 @@ class UMart(RankingObjective):
     def _prepare(self, data: QueryData):
         gains = label_gains(data.labels, self.label_gain)
         longest = int(np.diff(data.offsets).max())
+        warn_of_all_pairs(self.name, self.lambdarank_truncation_level, longest)
         at = self.max_dcg_at or self.lambdarank_truncation_level or longest
         inverse_max_dcg = np.empty(data.offsets.size - 1)
         over_queries(inverse_max_dcgs, data.offsets, data.labels, data.offsets, gains, int(at), inverse_max_dcg)

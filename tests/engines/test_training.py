@@ -1,6 +1,7 @@
 """Training on real data (MQ2008 Fold1): PLRank against the engines' own ranking objectives."""
 
 import subprocess
+import warnings
 import sys
 
 import numpy as np
@@ -119,3 +120,33 @@ def test_a_model_of_a_table_keeps_its_columns_and_finds_them_by_name(tmp_path, e
         saved.predict(missing)
     with pytest.raises(ValueError, match=r"\('doc_id' not in the model\)"):
         model.predict(extra)
+
+
+def _few_long_queries(n_queries, size, seed=3):
+    from plboost.data import RankingData
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_queries * size, 4)).astype(np.float32)
+    labels = np.clip(np.round(X[:, 0] + 0.7 * rng.normal(size=len(X)) + 1), 0, 4)
+    return RankingData(X=X, labels=labels, qids=np.arange(n_queries), offsets=np.arange(n_queries + 1) * size)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("objective, n_queries, size", [
+    ("listnet", 1, 3000), ("pl_rank3", 1, 3000), ("yetirank", 1, 3000), ("pa_listmle", 1, 3000),
+    ("listnet", 2, 300), ("pl_rank3", 3, 200)])
+def test_xgboost_says_when_min_child_weight_leaves_a_listwise_objective_no_split(objective, n_queries, size):
+    """XGBoost's min_child_weight (1) is a sum of hessians, and these objectives' sum to about one per query: on
+    few queries it blocks every split, silently in XGBoost; plboost says so, and the advice it gives trains."""
+    from plboost.objectives import get_objective
+
+    data = _few_long_queries(n_queries, size)
+    with pytest.warns(UserWarning, match=r"XGBoost grew no split in 4 trees with .*min_child_weight=1 .*sum to "):
+        stumps = train("xgboost", get_objective(objective), data, rounds=4)
+    assert all("[" not in tree for tree in stumps.booster.get_dump())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lowered = train("xgboost", get_objective(objective), data, rounds=4,
+                        engine_params={"min_child_weight": 1e-3})
+        train("xgboost", "rank:ndcg", data, rounds=2)
+    assert any("[" in tree for tree in lowered.booster.get_dump())

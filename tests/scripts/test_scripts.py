@@ -31,6 +31,8 @@ BENCH_GROUPS = {
     ("memory", "loading", "scaling"): (),
     ("leaves", "first-call", "compile", "startup"): (),
     ("significance",): ("paired randomization test",),
+    ("long",): ("lightgbm lambdarank, one query", "lightgbm listnet, one query", "xgboost rank:ndcg, one query",
+                "xgboost squared_error, one query"),
 }
 
 
