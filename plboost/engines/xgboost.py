@@ -137,8 +137,10 @@ def warn_if_no_split(booster, name: str, params: dict, objective=None, train_dat
     With ``objective`` and in-memory ``train_data``, the message gives the hessians' sum at the first round's
     scores (all equal)."""
     weight = float(params.get("min_child_weight", DEFAULT_MIN_CHILD_WEIGHT))
+    if weight <= 0 or not booster.num_boosted_rounds() or "[" in booster[0:1].get_dump()[0]:
+        return  # a split is written "0:[f1<0.5] ..."; the first tree's dump alone is a tenth of all 500's
     trees = booster.get_dump()
-    if weight <= 0 or not trees or any("[" in tree for tree in trees):  # a split is written "0:[f1<0.5] ..."
+    if any("[" in tree for tree in trees):
         return
     total = ""
     if objective is not None and train_data is not None and not isinstance(train_data, OutOfCoreData):
