@@ -124,23 +124,30 @@ def test_listnet_of_a_long_query_is_the_softmax_difference():
     np.testing.assert_allclose(h, p * (1 - p), rtol=1e-6, atol=1e-30)
 
 
-def test_yetirank_without_noise_on_a_long_query_is_its_neighbouring_pairs():
+@pytest.mark.parametrize("decay", [0.85, 0.97])
+def test_yetirank_without_noise_on_a_long_query_is_its_neighbouring_pairs(decay):
+    """Its neighbouring pairs in NumPy: all of those whose weight decay^t is at least 2^-52 of the first's, and
+    within that of the first pair's weight of the sum over them all."""
     scores, labels = long_query(6, spread=2.0, rated=6000, grades=4)
-    objective = YetiRank(noise="none", permutations=1, hessian_floor=0.0)
+    objective = YetiRank(noise="none", permutations=1, decay=decay, hessian_floor=0.0)
     g, h = objective.gradients(scores, labels, np.array([0, LONG]))
     order = np.argsort(-scores, kind="stable")
     a, b = order[:-1], order[1:]
     higher_first = labels[a] > labels[b]
     high, low = np.where(higher_first, a, b), np.where(higher_first, b, a)
-    c = objective.weight_scale * objective.decay ** np.arange(LONG - 1) * np.abs(labels[a] - labels[b])
+    decays = decay ** np.arange(LONG - 1)
+    c = objective.weight_scale * decays * np.abs(labels[a] - labels[b])
     p = 1.0 / (1.0 + np.exp(scores[high] - scores[low]))
-    ref_g, ref_h = np.zeros(LONG), np.zeros(LONG)
-    np.add.at(ref_g, high, -c * p)
-    np.add.at(ref_g, low, c * p)
-    np.add.at(ref_h, high, c * p * (1 - p))
-    np.add.at(ref_h, low, c * p * (1 - p))
-    np.testing.assert_allclose(g, ref_g, rtol=1e-6, atol=1e-30)
-    np.testing.assert_allclose(h, ref_h, rtol=1e-6, atol=1e-30)
+    for pairs, tolerance in ((decays >= 2.0 ** -52, 1e-30), (slice(None), 2.0 ** -52 * objective.weight_scale * 4)):
+        ref_g, ref_h = np.zeros(LONG), np.zeros(LONG)
+        np.add.at(ref_g, high[pairs], -(c * p)[pairs])
+        np.add.at(ref_g, low[pairs], (c * p)[pairs])
+        np.add.at(ref_h, high[pairs], (c * p * (1 - p))[pairs])
+        np.add.at(ref_h, low[pairs], (c * p * (1 - p))[pairs])
+        np.testing.assert_allclose(g, ref_g, rtol=1e-6, atol=tolerance)
+        np.testing.assert_allclose(h, ref_h, rtol=1e-6, atol=tolerance)
+    walked = np.count_nonzero(decays >= 2.0 ** -52) + 1  # 222 + 1 at CatBoost's 0.85
+    assert not g[order[walked:]].any() and g[order[:walked]].any()
 
 
 def _one_query(n, seed):
@@ -200,7 +207,7 @@ def test_every_pair_of_a_long_query_is_warned_about_and_a_truncation_level_is_no
                                          r"documents, 5e\+05 pairs a round"):
         make(lambdarank_truncation_level=None).gradients(scores, labels, offsets)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", UserWarning)  # not the interpreted hashes' overflow
         make(lambdarank_truncation_level=50).gradients(scores, labels, offsets)
         make(lambdarank_truncation_level=None).gradients(scores[:300], labels[:300], np.array([0, 300]))
     if make().lambdarank_truncation_level is None:  # the preset's own
