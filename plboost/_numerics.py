@@ -210,3 +210,56 @@ def _place_in_buckets(keys, order, placed):
         order[at] = i
         placed[at] = keys[i]
     return True
+
+
+# --------------------------------------------------------------------------------------------------
+# The top k of n keys, by a heap of k (PL-Rank-3's rankings, YetiRank's long ones)
+
+@helper
+def worse(key_a, index_a, key_b, index_b):
+    """Whether (key_a, index_a) ranks below (key_b, index_b): a lower key, or an equal key and a later index."""
+    return key_a < key_b or (key_a == key_b and index_a > index_b)
+
+
+@helper
+def sift_down(heap_key, heap_index, size, i):
+    """Restore the min-heap (worst at the root) below position i."""
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            return
+        right = child + 1
+        if right < size and worse(heap_key[right], heap_index[right], heap_key[child], heap_index[child]):
+            child = right
+        if not worse(heap_key[child], heap_index[child], heap_key[i], heap_index[i]):
+            return
+        heap_key[i], heap_key[child] = heap_key[child], heap_key[i]
+        heap_index[i], heap_index[child] = heap_index[child], heap_index[i]
+        i = child
+
+
+@helper
+def largest_k(keys, n, k, heap_key, heap_index, top):
+    """The k largest of ``keys[:n]``, best first, into ``top[:k]`` (ties: the lower index first): a min-heap of
+    the best k so far, O(n + k log k) when most keys are below the heap's root, O(n log k) at worst."""
+    for i in range(k):
+        heap_key[i] = keys[i]
+        heap_index[i] = i
+    for i in range(k // 2 - 1, -1, -1):
+        sift_down(heap_key, heap_index, k, i)
+    for i in range(k, n):
+        if worse(heap_key[0], heap_index[0], keys[i], i):
+            heap_key[0] = keys[i]
+            heap_index[0] = i
+            sift_down(heap_key, heap_index, k, np.int64(0))
+    heap_to_top(heap_key, heap_index, k, top)
+
+
+@helper
+def heap_to_top(heap_key, heap_index, k, top):
+    """Pop the heap of the best k, worst first, to the back of ``top[:k]``: best first."""
+    for size in range(k, 0, -1):
+        top[size - 1] = heap_index[0]
+        heap_key[0] = heap_key[size - 1]
+        heap_index[0] = heap_index[size - 1]
+        sift_down(heap_key, heap_index, size - 1, np.int64(0))

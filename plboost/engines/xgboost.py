@@ -148,7 +148,8 @@ def warn_if_no_split(booster, name: str, params: dict, objective=None, train_dat
         total = f" ({name}'s hessians sum to {float(np.sum(hess, dtype=np.float64)):.3g} over the training data)"
     warnings.warn(f"XGBoost grew no split in {len(trees)} trees with {name}: min_child_weight={weight:g} is the "
                   f"hessian sum each child needs{total}; lower it, e.g. engine_params={{'min_child_weight': 1e-3}} "
-                  "(LightGBM's min_sum_hessian_in_leaf)", UserWarning, stacklevel=_first_caller_outside_plboost())
+                  "(--engine-param min_child_weight=1e-3; LightGBM's min_sum_hessian_in_leaf)", UserWarning,
+                  stacklevel=_first_caller_outside_plboost())
 
 
 def _first_caller_outside_plboost() -> int:

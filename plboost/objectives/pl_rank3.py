@@ -134,7 +134,7 @@ import numpy as np
 
 from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
-from .._numerics import logaddexp, score_range, stable_argsort
+from .._numerics import heap_to_top, largest_k, logaddexp, score_range, sift_down, stable_argsort, worse
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
@@ -161,77 +161,28 @@ _LAMBDA = 1
 # Drawing the top k of a ranking
 
 @helper
-def _worse(key_a, index_a, key_b, index_b):
-    """Whether (key_a, index_a) ranks below (key_b, index_b): a lower key, or an equal key and a later index."""
-    return key_a < key_b or (key_a == key_b and index_a > index_b)
-
-
-@helper
-def _sift_down(heap_key, heap_index, size, i):
-    """Restore the min-heap (worst at the root) below position i."""
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            return
-        right = child + 1
-        if right < size and _worse(heap_key[right], heap_index[right], heap_key[child], heap_index[child]):
-            child = right
-        if not _worse(heap_key[child], heap_index[child], heap_key[i], heap_index[i]):
-            return
-        heap_key[i], heap_key[child] = heap_key[child], heap_key[i]
-        heap_index[i], heap_index[child] = heap_index[child], heap_index[i]
-        i = child
-
-
-@helper
-def _top_k(keys, n, k, heap_key, heap_index, top):
-    """The k largest of ``keys[:n]``, best first, into ``top[:k]`` (ties: the lower index first): a min-heap of
-    the best k so far, O(n + k log k) when most keys are below the heap's root, O(n log k) at worst."""
-    for i in range(k):
-        heap_key[i] = keys[i]
-        heap_index[i] = i
-    for i in range(k // 2 - 1, -1, -1):
-        _sift_down(heap_key, heap_index, k, i)
-    for i in range(k, n):
-        if _worse(heap_key[0], heap_index[0], keys[i], i):
-            heap_key[0] = keys[i]
-            heap_index[0] = i
-            _sift_down(heap_key, heap_index, k, np.int64(0))
-    _heap_to_top(heap_key, heap_index, k, top)
-
-
-@helper
-def _heap_to_top(heap_key, heap_index, k, top):
-    """Pop the heap of the best k, worst first, to the back of ``top[:k]``: best first."""
-    for size in range(k, 0, -1):
-        top[size - 1] = heap_index[0]
-        heap_key[0] = heap_key[size - 1]
-        heap_index[0] = heap_index[size - 1]
-        _sift_down(heap_key, heap_index, size - 1, np.int64(0))
-
-
-@helper
 def _top_k_drawn(key, ranking, n, k, stream_place, weight, heap_key, heap_index, top):
-    """``_top_k`` of the linear-space keys e^{s_d - s_max} / E_d of ranking number ``ranking``, drawing them as it
-    goes: a document whose key must fall below the heap's root is passed over without its logarithm, since
-    E = -log u >= 1 - u (so (1 - u) root > e^{s_d - s_max} means key < root). The same top as ``_top_k`` of all
-    the keys, bit for bit: every key that could enter the heap is computed as the full draw computes it."""
+    """``largest_k`` (plboost._numerics) of the linear-space keys e^{s_d - s_max} / E_d of ranking number
+    ``ranking``, drawing them as it goes: a document whose key must fall below the heap's root is passed over
+    without its logarithm, since E = -log u >= 1 - u (so (1 - u) root > e^{s_d - s_max} means key < root). The
+    same top as ``largest_k`` of all the keys, bit for bit: every key that could enter the heap is computed as
+    the full draw computes it."""
     for i in range(k):
         u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
         heap_key[i] = weight[i] / -np.log(u)
         heap_index[i] = i
     for i in range(k // 2 - 1, -1, -1):
-        _sift_down(heap_key, heap_index, k, i)
+        sift_down(heap_key, heap_index, k, i)
     for i in range(k, n):
         u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
         if (1.0 - u) * heap_key[0] > weight[i] * _PASS_MARGIN:
             continue
         candidate = weight[i] / -np.log(u)
-        if _worse(heap_key[0], heap_index[0], candidate, i):
+        if worse(heap_key[0], heap_index[0], candidate, i):
             heap_key[0] = candidate
             heap_index[0] = i
-            _sift_down(heap_key, heap_index, k, np.int64(0))
-    _heap_to_top(heap_key, heap_index, k, top)
+            sift_down(heap_key, heap_index, k, np.int64(0))
+    heap_to_top(heap_key, heap_index, k, top)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -328,7 +279,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                     i = order[t]
                     exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
                     keys[i] = weight[i] - np.log(exponential)
-                _top_k(keys, n, k, heap_key, heap_index, top)
+                largest_k(keys, n, k, heap_key, heap_index, top)
             for j in range(k):
                 position[top[j]] = j
             # the normalisers Z_j and the gain sums W_j, from the documents after the top k up

@@ -25,6 +25,12 @@ curvature, CatBoost's GPU choice). The weight c of a pair at positions t < u:
   CatBoost's) or 2^y - 1; only t < k;
 - ``"mrr"`` (YetiLoss): |ΔRR| of the swap, the relevant documents being those of label > 0.
 
+A ranking is walked only as far as a pair can weigh: for the classic weights, down to the pairs whose decay^t is
+2^-52 of the first's (222 positions at decay 0.85: the pairs below change a sum by less than its last digit, and
+documents no ranking puts above get 0); for YetiLoss on (N)DCG, to ``top`` + K. Where those positions are at most
+half of the query, a heap selects them instead of a sort of the whole query, in the same order: linear in the
+query's length for a long one.
+
 The noise ε: ``"logistic"`` log(u / (1 - u)), CatBoost's (which CatBoost's option calls "Gumbel": it
 multiplies e^s by u / (1.000001 - u)); ``"gumbel"`` -log(-log u), with which each ranking is a Plackett-Luce
 draw of softmax(s / τ); ``"none"``, the ranking by the scores themselves. Differences of two logistic
@@ -43,7 +49,7 @@ import numpy as np
 
 from .._constraints import FLOAT32_MAX, SEED, Integer, Options, Real
 from .._jit import helper, kernel, over_queries
-from .._numerics import score_range, stable_argsort
+from .._numerics import largest_k, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
@@ -55,6 +61,10 @@ GAINS = ("linear", "exp")
 HESSIANS = ("logistic", "pair_weight")
 _LOGISTIC, _GUMBEL, _NONE = 0, 1, 2
 _CLASSIC, _DCG, _NDCG, _MRR = 0, 1, 2, 3
+#: the classic weights of pairs further down a ranking than decay^t = this are left out: they are below the last
+#: digit of the first pair's weight (222 positions at CatBoost's decay of 0.85), and walking them is what made
+#: long queries slow (docs/benchmarks.md)
+_NEGLIGIBLE_DECAY = 2.0 ** -52
 #: a uniform of 0 is drawn as this, so that every noise is finite
 _SMALLEST_UNIFORM = 2.0 ** -60
 #: queries whose scores span at most this many noise scales draw their rankings in linear space (e^{-600} is a
@@ -80,17 +90,17 @@ def _document_weights(scores, lo, n, top_score, noise_scale, linear, weight):
 
 
 @helper
-def _ranking_keys(n, order, key, ranking, noise, linear, weight, keys):
-    """Minus the perturbed score of each document in ranking number ``ranking`` (so that an ascending sort ranks
-    them), up to a monotone map: e^{z / τ} = e^{s / τ} e^{ε} in linear space (a division and no logarithm for
-    logistic noise, e^ε = u / (1 - u); one logarithm for Gumbel's, e^ε = 1 / (-log u)), z / τ in log space."""
-    for t in range(n):
-        d = order[t]
-        u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
+def _ranking_keys(n, stream_place, key, ranking, noise, linear, weight, sign, keys):
+    """The perturbed score of each document in ranking number ``ranking`` times ``sign`` (-1: an ascending sort
+    ranks them), up to a monotone map: e^{z / τ} = e^{s / τ} e^{ε} in linear space (a division and no logarithm
+    for logistic noise, e^ε = u / (1 - u); one logarithm for Gumbel's, e^ε = 1 / (-log u)), z / τ in log space.
+    Document d draws uniform number ``stream_place[d]`` (its place by score) of the ranking's stream."""
+    for d in range(n):
+        u = max(uniform(key, ranking * n + stream_place[d]), _SMALLEST_UNIFORM)
         if linear:
-            keys[d] = -weight[d] * (u / (1.0 - u) if noise == _LOGISTIC else 1.0 / -np.log(u))
+            keys[d] = sign * (weight[d] * (u / (1.0 - u) if noise == _LOGISTIC else 1.0 / -np.log(u)))
         else:
-            keys[d] = -(weight[d] + (np.log(u) - np.log1p(-u) if noise == _LOGISTIC else -np.log(-np.log(u))))
+            keys[d] = sign * (weight[d] + (np.log(u) - np.log1p(-u) if noise == _LOGISTIC else -np.log(-np.log(u))))
 
 
 @helper
@@ -112,12 +122,34 @@ def _swap_weight(ranked, t, u, labels, gains, lo, mode, discounts, first_relevan
 
 
 @helper
-def _draw_ranking(scores, labels, lo, n, order, key, ranking, noise, noise_scale, top_score, linear, weight, keys):
-    """The documents of the query at ``lo`` in sampled ranking number ``ranking``, best first."""
+def _draw_ranking(n, order, stream_place, key, ranking, noise, noise_scale, linear, weight, walked, keys, heap_key,
+                  heap_index, top):
+    """The first ``walked`` documents of the query in sampled ranking number ``ranking``, best first (an array of
+    at least that many). Where they are at most half of the query, a heap selects them (``largest_k``, O(n) for
+    a few) instead of a sort of all: the same documents in the same order, ties in input order either way."""
     if noise == _NONE or noise_scale == 0.0:
         return order
-    _ranking_keys(n, order, key, ranking, noise, linear, weight, keys)
+    if 2 * walked <= n:
+        _ranking_keys(n, stream_place, key, ranking, noise, linear, weight, 1.0, keys)
+        largest_k(keys, n, walked, heap_key, heap_index, top)
+        return top
+    _ranking_keys(n, stream_place, key, ranking, noise, linear, weight, -1.0, keys)
     return stable_argsort(keys[:n])
+
+
+@helper
+def _walked_positions(mode, decays, top, neighbors, widest):
+    """How many positions of a ranking can carry a pair's weight: for the classic weights, those of the pairs
+    whose decay^t is at least ``_NEGLIGIBLE_DECAY`` (and their neighbours); for DCG and NDCG those of the pairs
+    above ``top``; for MRR the whole ranking."""
+    if mode == _MRR:
+        return widest
+    if mode == _CLASSIC:
+        reach = 0
+        while reach < widest and decays[reach] >= decays[0] * _NEGLIGIBLE_DECAY:
+            reach += 1
+        return reach + neighbors
+    return min(top, widest) + neighbors
 
 
 @kernel
@@ -134,9 +166,14 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
     h_sum = np.empty(widest)
     decays = np.empty(widest)
     discounts = np.empty(widest)  # 1 / log2(2 + t) at positions t < top, else 0
+    stream_place = np.empty(widest, dtype=np.int64)
+    heap_key = np.empty(widest)
+    heap_index = np.empty(widest, dtype=np.int64)
+    top_ranked = np.empty(widest, dtype=np.int64)
     for t in range(widest):
         decays[t] = weight_scale * decay ** t
         discounts[t] = 1.0 / np.log2(2.0 + t) if t < top else 0.0
+    reach = _walked_positions(mode, decays, top, neighbors, widest)
     for q in range(first, end):
         lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
@@ -146,6 +183,9 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
         top_score, bottom_score = score_range(scores, lo, hi)
         linear = noise_scale > 0.0 and (top_score - bottom_score) / noise_scale <= _LINEAR_SPAN
         order = stream_order(scores[lo:hi])
+        for t in range(n):
+            stream_place[order[t]] = t
+        walked = min(n, reach)
         key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, WIDEST_SCORE_GAP)
         if noise_scale > 0.0:
             _document_weights(scores, lo, n, top_score, noise_scale, linear, weight)
@@ -155,10 +195,10 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
             h_sum[i] = 0.0
         scale = factors[q] / permutations
         for p in range(permutations):
-            ranked = _draw_ranking(scores, labels, lo, n, order, key, p, noise, noise_scale, top_score, linear, weight,
-                                   keys)
-            _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, discounts, mode, top, neighbors,
-                               scale, pair_weight_hessian, g_sum, h_sum)
+            ranked = _draw_ranking(n, order, stream_place, key, p, noise, noise_scale, linear, weight, walked, keys,
+                                   heap_key, heap_index, top_ranked)
+            _add_ranking_pairs(scores, labels, gains, lo, walked, ranked, expo, decays, discounts, mode, top,
+                               neighbors, scale, pair_weight_hessian, g_sum, h_sum)
         for i in range(n):
             grad[lo + i] = g_sum[i]
             hess[lo + i] = h_sum[i]
@@ -167,7 +207,8 @@ def _yetirank_kernel(first, end, scores, labels, offsets, gains, factors, seed, 
 @helper
 def _add_ranking_pairs(scores, labels, gains, lo, n, ranked, expo, decays, discounts, mode, top, neighbors, scale,
                        pair_weight_hessian, g_sum, h_sum):
-    """Add the pairs of one sampled ranking, each weighted ``scale`` times its c, to the sums of g and h."""
+    """Add the pairs among the first ``n`` positions of one sampled ranking, each weighted ``scale`` times its c, to
+    the sums of g and h."""
     if mode == _CLASSIC and neighbors == 1:
         _add_neighbour_pairs(scores, labels, lo, n, ranked, expo, decays, scale, pair_weight_hessian, g_sum, h_sum)
         return
@@ -250,24 +291,29 @@ def _add_pair(scores, lo, h, l, c, expo, pair_weight_hessian, g_sum, h_sum):
 
 
 @kernel
-def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale):
-    """The P rankings that YetiRank draws for one query at these scores (row p: the documents by perturbed
-    score, descending), with the kernel's own draws: for tests and for looking at what it samples."""
+def sampled_rankings(scores, labels, seed, permutations, noise, noise_scale, walked):
+    """The first ``walked`` documents of the P rankings that YetiRank draws for one query at these scores (row p:
+    the documents by perturbed score, descending), with the kernel's own draws: for tests and for looking at what
+    it samples."""
     n = scores.shape[0]
     lo = np.int64(0)  # not a literal 0: the kernel's helpers are then called as the kernel calls them (cached)
     order = stream_order(scores)
+    stream_place = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        stream_place[order[t]] = t
     top_score = scores.max()
     key = score_stream_key(np.uint64(seed), scores, labels, lo, n, order, np.empty(n), top_score, WIDEST_SCORE_GAP)
     linear = noise_scale > 0.0 and (top_score - scores.min()) / noise_scale <= _LINEAR_SPAN
     weight = np.empty(n)
     if noise_scale > 0.0:
         _document_weights(scores, lo, n, top_score, noise_scale, linear, weight)
-    keys = np.empty(n)
-    rankings = np.empty((permutations, n), dtype=np.int64)
+    keys, heap_key = np.empty(n), np.empty(n)
+    heap_index, top = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    rankings = np.empty((permutations, walked), dtype=np.int64)
     for p in range(permutations):
-        ranked = _draw_ranking(scores, labels, lo, n, order, key, p, noise, noise_scale, top_score, linear, weight,
-                               keys)
-        for t in range(n):  # not rankings[p] = ranked, whose shape check compiles Numba's string formatting
+        ranked = _draw_ranking(n, order, stream_place, key, p, noise, noise_scale, linear, weight, walked, keys,
+                               heap_key, heap_index, top)
+        for t in range(walked):  # not rankings[p] = ranked, whose shape check compiles Numba's string formatting
             rankings[p, t] = ranked[t]
     return rankings
 

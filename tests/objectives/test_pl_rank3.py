@@ -19,7 +19,8 @@ from plboost.objectives import PLRank3, UMart, get_objective
 from plboost.objectives._base import QueryData
 from plboost._jit import kernel
 from plboost._random import uniform
-from plboost.objectives.pl_rank3 import _SMALLEST_UNIFORM, CURVATURES, _top_k, _top_k_drawn, stream_order
+from plboost._numerics import largest_k
+from plboost.objectives.pl_rank3 import _SMALLEST_UNIFORM, CURVATURES, _top_k_drawn, stream_order
 
 
 # --------------------------------------------------------------------------------------------------
@@ -329,7 +330,7 @@ def test_the_log_space_path_gives_the_linear_paths_results():
 
 @kernel
 def _both_selections(weight, k, rankings, seed):
-    """The top k of each ranking's keys weight / E drawn all first (``_top_k``) and drawn on the way
+    """The top k of each ranking's keys weight / E drawn all first (``largest_k``) and drawn on the way
     (``_top_k_drawn``), from the same stream."""
     n = weight.shape[0]
     key = np.uint64(seed)
@@ -342,7 +343,7 @@ def _both_selections(weight, k, rankings, seed):
     for p in range(rankings):
         for i in range(n):
             keys[i] = weight[i] / -np.log(max(uniform(key, p * n + place[i]), _SMALLEST_UNIFORM))
-        _top_k(keys, n, k, heap_key, heap_index, every[p])
+        largest_k(keys, n, k, heap_key, heap_index, every[p])
         _top_k_drawn(key, p, n, k, place, weight, heap_key, heap_index, drawn[p])
     return every, drawn
 

@@ -94,7 +94,7 @@ def test_gradients_are_the_sampled_pairs_logistic_loss(central_differences, para
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
         rankings = sampled_rankings(scores[lo:hi], labels[lo:hi], 3, obj.permutations, NOISES.index(obj.noise),
-                                    obj.noise_scale)
+                                    obj.noise_scale, hi - lo)
         weights = pair_weights(rankings, labels[lo:hi].tolist(), loss=obj.loss, decay=obj.decay,
                                weight_scale=obj.weight_scale, top=obj.top, gain=obj.gain, neighbors=obj.neighbors)
         g, h, _ = central_differences(lambda s, w=weights: pairwise_logistic(s, w), scores[lo:hi])
@@ -109,7 +109,7 @@ def test_pair_weight_hessians_are_the_pair_weights():
     _, weight = YetiRank(hessian_floor=0.0, hessian="pair_weight").gradients(scores, labels, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
-        rankings = sampled_rankings(scores[lo:hi], labels[lo:hi], 0, 10, 0, 1.0)
+        rankings = sampled_rankings(scores[lo:hi], labels[lo:hi], 0, 10, 0, 1.0, hi - lo)
         weights = pair_weights(rankings, labels[lo:hi].tolist())
         expected = np.zeros(hi - lo)
         for (h, l), w in weights.items():
@@ -234,3 +234,43 @@ def test_presets_set_what_is_not_given():
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         YetiRank(**kwargs)
+
+
+@pytest.mark.parametrize("noise", ["logistic", "gumbel"])
+@pytest.mark.parametrize("scale", [1.0, 30.0, 900.0])  # 900: keys in log space
+def test_the_first_positions_selected_are_those_of_the_whole_sorted_ranking(noise, scale):
+    """A long query's first positions, selected by a heap, are the sorted ranking's first, in its order; ties of
+    score included (the draws then decide)."""
+    rng = np.random.default_rng(int(scale))
+    scores = np.round(rng.normal(scale=scale, size=3000), 1)
+    labels = rng.integers(0, 5, size=3000).astype(float)
+    whole = sampled_rankings(scores, labels, 5, 4, NOISES.index(noise), 1.0, 3000)
+    for walked in (1, 223, 1500):
+        np.testing.assert_array_equal(sampled_rankings(scores, labels, 5, 4, NOISES.index(noise), 1.0, walked),
+                                      whole[:, :walked])
+
+
+def test_a_long_querys_gradients_are_its_whole_rankings_pairs_within_the_smallest_weight():
+    """YetiRank walks a ranking down to the pairs whose decay^t is 2^-52 of the first's: against all the pairs of
+    the same whole rankings, the gradients differ by less than that share of the first pair's weight."""
+    rng = np.random.default_rng(11)
+    n = 4000
+    scores, labels = rng.normal(scale=2.0, size=n), rng.integers(0, 5, size=n).astype(float)
+    obj = YetiRank(hessian_floor=0.0, seed=2)
+    grad, hess = obj.gradients(scores, labels, np.array([0, n]))
+    rankings = sampled_rankings(scores, labels, 2, obj.permutations, NOISES.index(obj.noise), obj.noise_scale, n)
+    ref_g, ref_h = np.zeros(n), np.zeros(n)
+    for ranked in rankings:
+        a, b = ranked[:-1], ranked[1:]
+        higher_first = labels[a] > labels[b]
+        high, low = np.where(higher_first, a, b), np.where(higher_first, b, a)
+        c = obj.weight_scale * obj.decay ** np.arange(n - 1) * np.abs(labels[a] - labels[b]) / obj.permutations
+        p = 1.0 / (1.0 + np.exp(scores[high] - scores[low]))
+        np.add.at(ref_g, high, -c * p)
+        np.add.at(ref_g, low, c * p)
+        np.add.at(ref_h, high, c * p * (1 - p))
+        np.add.at(ref_h, low, c * p * (1 - p))
+    smallest = 2.0 ** -52 * obj.weight_scale * 4
+    np.testing.assert_allclose(grad, ref_g, rtol=1e-6, atol=smallest)
+    np.testing.assert_allclose(hess, ref_h, rtol=1e-6, atol=smallest)
+    assert np.count_nonzero(grad) < n and np.count_nonzero(ref_g) == n  # the walk did stop early
