@@ -1,8 +1,9 @@
 """Queries longer than LightGBM's lambdarank takes (10,000 documents): every objective trains them on both engines,
 and their gradients agree with computations that do not walk the long list as the kernels do.
 
-- The Plackett-Luce losses of a graded partial order (PLRank stopping at the lowest grade, uRank, PL-Partition,
-  PL-LB) see the documents of the lowest grade only through the sum of their e^s: the long query cut to its rated
+- The Plackett-Luce losses of a graded partial order (PLRank and PA-ListMLE with weights of the position alone,
+  stopping at the lowest grade; uRank, PL-Partition, PL-LB; ListNet with gain targets, 0 for the lowest grade)
+  see the documents of the lowest grade only through the sum of their e^s: the long query cut to its rated
   documents and one document of score log Σ e^s standing for the rest has the same gradients for the rated ones,
   and by the chain rule each of the rest gets w_d g_m and (h_m - g_m) w_d² + g_m w_d, w_d = e^{s_d} / Σ e^s, from
   that document's g_m and h_m. Short queries' gradients are checked against finite differences elsewhere.
@@ -19,8 +20,8 @@ from scipy.special import logsumexp
 from plboost.data import RankingData
 from plboost.engines import train
 from plboost.metrics import ndcg
-from plboost.objectives import (OBJECTIVES, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank, UMart, URank,
-                                YetiRank)
+from plboost.objectives import (OBJECTIVES, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank,
+                                PositionAwareListMLE, UMart, URank, YetiRank)
 
 LONG = 30_000
 
@@ -45,10 +46,13 @@ def cut_to_rated(scores, labels):
 
 @pytest.mark.parametrize("objective", [
     PLRank(stop_at_lowest_grade=True, hessian_floor=0.0), URank(hessian_floor=0.0),
-    PLPartition(hessian_floor=0.0), PLLowerBound(hessian_floor=0.0)], ids=lambda o: type(o).__name__)
+    PLPartition(hessian_floor=0.0), PLLowerBound(hessian_floor=0.0),
+    PositionAwareListMLE(position_weights="dcg", stop_at_lowest_grade=True, hessian_floor=0.0),
+    ListNet(target="gain", hessian_floor=0.0)], ids=lambda o: type(o).__name__)
 @pytest.mark.parametrize("seed, spread", [(0, 1.0), (1, 4.0), (2, 25.0)])
 def test_plackett_luce_losses_of_a_long_query_are_its_cut_to_the_rated_documents(objective, seed, spread):
-    distinct = isinstance(objective, PLRank)  # distinct grades: no tie among the rated ones to break at random
+    # distinct grades: no tie among the rated ones to break at random
+    distinct = isinstance(objective, (PLRank, PositionAwareListMLE))
     scores, labels = long_query(seed, spread=spread, rated=8 if distinct else 20)
     if distinct:
         labels[labels > 0] = np.arange(1, 9)
