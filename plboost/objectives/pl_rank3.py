@@ -149,6 +149,8 @@ _LINEAR_SPAN = 600.0
 #: (module docstring of the kernel): its coefficients are then at most k / floor, so pooling loses little
 _POOLED_FLOOR = 1e-3
 _SMALLEST_UNIFORM = 2.0 ** -60
+#: documents tested against the heap's root, without a branch, before the root is read again
+_PASS_BLOCK = 16
 #: a document is passed over only when its key falls below the heap's root by more than rounding could make up
 _PASS_MARGIN = 1.0 + 2.0 ** -40  # a uniform of 0 is drawn as this, so that E = -log u is finite
 #: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
@@ -161,27 +163,43 @@ _LAMBDA = 1
 # Drawing the top k of a ranking
 
 @helper
-def _top_k_drawn(key, ranking, n, k, stream_place, weight, heap_key, heap_index, top):
+def _top_k_drawn(key, ranking, n, k, order, placed_weight, heap_key, heap_index, top, passed_place, passed_uniform):
     """``largest_k`` (plboost._numerics) of the linear-space keys e^{s_d - s_max} / E_d of ranking number
-    ``ranking``, drawing them as it goes: a document whose key must fall below the heap's root is passed over
+    ``ranking``, drawing them as it goes, document ``order[t]`` (of weight ``placed_weight[t]``) with uniform
+    number t of the ranking's stream. A document whose key must fall below the heap's root is passed over
     without its logarithm, since E = -log u >= 1 - u (so (1 - u) root > e^{s_d - s_max} means key < root). The
     same top as ``largest_k`` of all the keys, bit for bit: every key that could enter the heap is computed as
-    the full draw computes it."""
-    for i in range(k):
-        u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
-        heap_key[i] = weight[i] / -np.log(u)
-        heap_index[i] = i
+    the full draw computes it, and the heap orders by (key, document), whatever the order it sees them in.
+
+    Taking the documents by score, descending (``stream_order``), fills the heap with likely winners first, so
+    that fewer later keys displace its root (at about 130 documents a query and k = 10, one in ten instead of one
+    in five); and the test against the first root, which the root only rises from, runs first over all the
+    documents without a branch, keeping those that pass (``passed_place``, ``passed_uniform``: scratch of n)."""
+    for t in range(k):
+        u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
+        heap_key[t] = placed_weight[t] / -np.log(u)
+        heap_index[t] = order[t]
     for i in range(k // 2 - 1, -1, -1):
         sift_down(heap_key, heap_index, k, i)
-    for i in range(k, n):
-        u = max(uniform(key, ranking * n + stream_place[i]), _SMALLEST_UNIFORM)
-        if (1.0 - u) * heap_key[0] > weight[i] * _PASS_MARGIN:
-            continue
-        candidate = weight[i] / -np.log(u)
-        if worse(heap_key[0], heap_index[0], candidate, i):
-            heap_key[0] = candidate
-            heap_index[0] = i
-            sift_down(heap_key, heap_index, k, np.int64(0))
+    for start in range(k, n, _PASS_BLOCK):
+        root = heap_key[0]
+        passed = 0
+        for t in range(start, min(start + _PASS_BLOCK, n)):
+            u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
+            passed_place[passed] = t
+            passed_uniform[passed] = u
+            passed += (1.0 - u) * root <= placed_weight[t] * _PASS_MARGIN
+        for c in range(passed):
+            t = passed_place[c]
+            u = passed_uniform[c]
+            if (1.0 - u) * heap_key[0] > placed_weight[t] * _PASS_MARGIN:
+                continue
+            candidate = placed_weight[t] / -np.log(u)
+            i = order[t]
+            if worse(heap_key[0], heap_index[0], candidate, i):
+                heap_key[0] = candidate
+                heap_index[0] = i
+                sift_down(heap_key, heap_index, k, np.int64(0))
     heap_to_top(heap_key, heap_index, k, top)
 
 
@@ -221,7 +239,9 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
     keys = np.empty(widest)
-    stream_place = np.empty(widest, dtype=np.int64)  # each document's place in the query's stream order
+    placed_weight = np.empty(widest)  # weight in stream order (linear)
+    passed_place = np.empty(widest, dtype=np.int64)
+    passed_uniform = np.empty(widest)
     relative = np.empty(widest)
     position = np.empty(widest, dtype=np.int64)
     g_sum = np.empty(widest)  # sum over samples of the estimate
@@ -269,11 +289,13 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 pooled_inside[c, i] = 0.0
         pooled_total[:] = 0.0
         pooled_grade[:, :n_query_grades] = 0.0
-        for t in range(n):
-            stream_place[order[t]] = t
+        if linear:
+            for t in range(n):
+                placed_weight[t] = weight[order[t]]
         for p in range(n_samples):
             if linear:
-                _top_k_drawn(key, p, n, k, stream_place, weight, heap_key, heap_index, top)
+                _top_k_drawn(key, p, n, k, order, placed_weight, heap_key, heap_index, top, passed_place,
+                             passed_uniform)
             else:
                 for t in range(n):
                     i = order[t]

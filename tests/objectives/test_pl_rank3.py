@@ -329,12 +329,14 @@ def test_the_log_space_path_gives_the_linear_paths_results():
 
 
 @kernel
-def _both_selections(weight, k, rankings, seed):
+def _both_selections(weight, order, k, rankings, seed):
     """The top k of each ranking's keys weight / E drawn all first (``largest_k``) and drawn on the way
-    (``_top_k_drawn``), from the same stream."""
+    (``_top_k_drawn``, the documents taken in ``order``), from the same stream."""
     n = weight.shape[0]
     key = np.uint64(seed)
-    place = np.arange(n)
+    place = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        place[order[t]] = t
     keys = np.empty(n)
     heap_key = np.empty(k)
     heap_index = np.empty(k, dtype=np.int64)
@@ -344,7 +346,8 @@ def _both_selections(weight, k, rankings, seed):
         for i in range(n):
             keys[i] = weight[i] / -np.log(max(uniform(key, p * n + place[i]), _SMALLEST_UNIFORM))
         largest_k(keys, n, k, heap_key, heap_index, every[p])
-        _top_k_drawn(key, p, n, k, place, weight, heap_key, heap_index, drawn[p])
+        _top_k_drawn(key, p, n, k, order, weight[order], heap_key, heap_index, drawn[p], np.empty(n, dtype=np.int64),
+                     np.empty(n))
     return every, drawn
 
 
@@ -352,12 +355,17 @@ def _both_selections(weight, k, rankings, seed):
 @pytest.mark.parametrize("k", [1, 3, 10, 40])
 def test_drawing_the_top_k_on_the_way_selects_what_drawing_every_key_does(k):
     """Passing over the documents whose key must fall below the heap's root changes no ranking: ties of equal
-    weights, weights down to e^-600 and a dominant document included."""
+    weights, weights down to e^-600 and a dominant document included; nor does the order the documents are
+    taken in (by weight, as the kernel takes them, against it, or shuffled)."""
     rng = np.random.default_rng(k)
     for weight in (np.exp(-rng.exponential(2.0, size=40)), np.repeat([1.0, 0.5, 0.25, 0.125], 10),
-                   np.exp(-rng.uniform(0, 600, size=40)), np.r_[1.0, np.full(39, 1e-9)]):
-        every, drawn = _both_selections(weight, k, 300, 11)
-        np.testing.assert_array_equal(drawn, every)
+                   np.exp(-rng.uniform(0, 600, size=40)), np.r_[1.0, np.full(39, 1e-9)],
+                   np.exp(rng.normal(size=300))):
+        n = weight.shape[0]
+        by_weight = np.argsort(-weight, kind="stable")
+        for order in (by_weight, by_weight[::-1].copy(), rng.permutation(n), np.arange(n)):
+            every, drawn = _both_selections(weight, order, k, 300, 11)
+            np.testing.assert_array_equal(drawn, every)
 
 
 @pytest.mark.interpreted_once
