@@ -5,6 +5,7 @@ medians compared, so that drifts of the machine's speed hit both sides alike). P
     python scripts/bench.py --small              # tiny sizes: checks that the code runs (CI does)
     python scripts/bench.py --only kernels memory
     python scripts/bench.py --only rounds xgboost-rounds --objectives yetirank lambdaloss  # against the baseline
+    python scripts/bench.py --only rounds --queries 2230    # the same at about 300K documents
 
 Sections:
 
@@ -513,7 +514,12 @@ def main(argv=None) -> int:
     parser.add_argument("--objectives", nargs="+", choices=tuple(OBJECTIVES), default=tuple(OBJECTIVES),
                         help="rounds, xgboost-rounds and long: these registered objectives (default: all) against the "
                              "engine's own")
+    parser.add_argument("--queries", type=_positive_int, default=None,
+                        help="rounds and xgboost-rounds: this many MSLR-like queries (default 7,460: about 1M "
+                             "documents; 2,230: about 300K), as the ratios move with the size")
     args = parser.parse_args(argv)
+    if args.queries and not {"rounds", "xgboost-rounds"} & set(args.only):
+        parser.error("--queries sizes only the rounds and xgboost-rounds sections: add one of them to --only")
     small = args.small
     repeats = args.repeats or (3 if small else 21)
     few = args.repeats or (1 if small else 5)
@@ -526,9 +532,10 @@ def main(argv=None) -> int:
                             + pl_rank3_rows(50 if small else 700, repeats)
                             + partition_rows(20_000 if small else 1_000_000, few)),
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
-        "rounds": lambda: round_rows(30 if small else 7_460, 3 if small else 20, few, args.objectives),
-        "xgboost-rounds": lambda: xgboost_round_rows(30 if small else 7_460, 3 if small else 20, few,
-                                                     args.objectives),
+        "rounds": lambda: round_rows(args.queries or (30 if small else 7_460), 3 if small else 20, few,
+                                     args.objectives),
+        "xgboost-rounds": lambda: xgboost_round_rows(args.queries or (30 if small else 7_460), 3 if small else 20,
+                                                     few, args.objectives),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),
         "loading": lambda: parser_rows(2_000 if small else 207_000, scratch),
         "scaling": lambda: scaling_rows(20_000 if small else 1_000_000, few),

@@ -51,6 +51,8 @@ def test_the_bench_groups_cover_every_section():
 
 @pytest.mark.parametrize("name, args, named", [
     ("bench.py", ["--repeats", "0"], "--repeats"),
+    ("bench.py", ["--queries", "0"], "--queries"),
+    ("bench.py", ["--queries", "300", "--only", "kernels", "long"], "--queries"),
     ("_bench_partition.py", ["--repeats", "0"], "--repeats"),
     ("_bench_partition.py", ["--threads", "0"], "--threads"),
     ("_bench_partition.py", ["--threads", "100000"], "--threads"),
