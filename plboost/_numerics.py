@@ -213,7 +213,7 @@ def _place_in_buckets(keys, order, placed):
 
 
 # --------------------------------------------------------------------------------------------------
-# The top k of n keys, by a heap of k (PL-Rank-3's rankings, YetiRank's long ones)
+# The top k of n keys, by a heap of k (YetiRank's rankings of long queries)
 
 @helper
 def worse(key_a, index_a, key_b, index_b):

@@ -51,11 +51,12 @@ cumsum(rank_weights / denom) - cumsum(cumsum_labels / denom))``, where ``cumsum_
 :math:`c_j / Z_j` here. The tests compare the mean of many estimates with the exact gradient of R, obtained
 by enumerating every ranking.
 
-Per sample the kernel needs only prefix sums along the k positions, so a call costs O(N (n + k log k))
-per query, plus one sort of the query's scores (see Draws): with :math:`a_r = Z_r \\sum_{j \\le r}
-\\theta_j / Z_j` and :math:`b_r = Z_r \\sum_{j \\le r} c_j / Z_j` (recursions whose factors
-:math:`Z_r / Z_{r-1} \\le 1`; :math:`\\bar\\rho_j = W_j / Z_j` with :math:`W_j` summed as :math:`Z_j` is),
-document d's term is :math:`G_{r+1} + x (\\rho_d a_r - b_r)` with :math:`x = e^{s_d} / Z_r \\le 1`.
+Per sample the kernel needs only prefix sums along the k positions, so a call costs O(n + N k log n) per
+query, plus one sort of the query's scores (see Draws; a ranking whose terms cannot be pooled, see the kernel,
+adds O(n)): with :math:`a_r = Z_r \\sum_{j \\le r} \\theta_j / Z_j` and :math:`b_r = Z_r \\sum_{j \\le r}
+c_j / Z_j` (recursions whose factors :math:`Z_r / Z_{r-1} \\le 1`; :math:`\\bar\\rho_j = W_j / Z_j` with
+:math:`W_j` summed as :math:`Z_j` is), document d's term is :math:`G_{r+1} + x (\\rho_d a_r - b_r)` with
+:math:`x = e^{s_d} / Z_r \\le 1`.
 
 Sign and scale. Engines minimise, so the gradient handed to them is the negated estimate, divided by the
 query's ideal DCG@K with ``normalize=True`` (the default: the gradient of the expected NDCG@K, as
@@ -81,9 +82,8 @@ and :math:`\\bar\\rho_j` by :math:`\\pi_j(d)(\\rho_d - \\bar\\rho_j)`, so it is
 (\\rho_d - \\bar\\rho_j)]`. The paper differentiates PL-Rank-2's estimate (:math:`G_j` for :math:`c_j`,
 hence no :math:`\\bar\\rho_j` term); the authors' code (github.com/jkang98/2024-SIGIR-XGBoost-PL-Rank,
 ``PL_rank_3_hess``) computes it with the squared prefix sums :math:`Z_r^2 \\sum_{j \\le r} (\\cdot) / Z_j^2`,
-as the kernel does here (and :math:`Z_r \\sum_{j \\le r} 1 / Z_j` for :math:`S_d`), so a call still costs
-O(N (n + k log k)). The tests compare the mean of many estimates with central second differences of R
-computed by enumeration.
+as the kernel does here (and :math:`Z_r \\sum_{j \\le r} 1 / Z_j` for :math:`S_d`), at no greater cost.
+The tests compare the mean of many estimates with central second differences of R computed by enumeration.
 
 The sign. R is not concave in s: where raising a document's score speeds the gain up (R convex in s_d along a
 sigmoid's tail, e.g. for a relevant document far down the ranking), the loss's second derivative is negative
@@ -104,13 +104,14 @@ the default in ``docs/quality.md``.
 Neither curvature is R's own hessian's, so exact Newton leaves (``leaf_values="exact"``, PLRank's) are
 refused.
 
-Draws. Ranking i of a query is the top k of the Gumbel-perturbed scores :math:`s_d - \\log E_d` (the
-Gumbel-max trick, :math:`E_d = -\\log u_d` exponential), taken as :math:`e^{s_d - s_{max}} / E_d` (the same
-order) when the query's scores span at most ``_LINEAR_SPAN``, which saves a logarithm per draw; wider queries
-are computed in log space throughout. The uniforms ``u`` come from a counter-based stream
-(:mod:`plboost._random`): document d's uniform of ranking i is number :math:`i n + t_d` of the stream, where
-:math:`t_d` is d's place in the query sorted by score (descending, ties in input order: :func:`stream_order`),
-and the stream's key is a hash of the seed, n, and, in that order, each document's label and the bits of
+Draws. Ranking i of a query is drawn position by position, as the policy is defined: position j takes the
+document at :math:`u_j Z_j` of the running sum of the weights :math:`e^{s_d - s_{max}}` of the documents not yet
+placed, found in a sum tree over the documents by score (descending, ties in input order: :func:`stream_order`)
+from which each placed document is removed (O(log n) a position, so O(k log n) a ranking where the Gumbel-max
+trick's keys for every document cost O(n); the paper draws with the latter). Queries whose scores span more than
+``_LINEAR_SPAN`` keep the tree's sums as logarithms. The uniforms come from a counter-based stream
+(:mod:`plboost._random`): :math:`u_j` of ranking i is number :math:`i n + j` of the stream, and the stream's
+key is a hash of the seed, n, and, in that order, each document's label and the bits of
 :math:`s_d - s_{max}` (a fixed marker for a document ``WIDEST_SCORE_GAP`` or more below the top). So:
 
 - the scores change at every boosting round, so each round draws fresh rankings, while a call is a pure
@@ -134,7 +135,7 @@ import numpy as np
 
 from .._constraints import SEED, Boolean, Integer, Options
 from .._jit import helper, kernel, over_queries
-from .._numerics import heap_to_top, largest_k, logaddexp, score_range, sift_down, stable_argsort, worse
+from .._numerics import logaddexp, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
@@ -148,11 +149,6 @@ _LINEAR_SPAN = 600.0
 #: a ranking's terms for the documents outside its top k are pooled over rankings when Z_{k-1} is at least this
 #: (module docstring of the kernel): its coefficients are then at most k / floor, so pooling loses little
 _POOLED_FLOOR = 1e-3
-_SMALLEST_UNIFORM = 2.0 ** -60
-#: documents tested against the heap's root, without a branch, before the root is read again
-_PASS_BLOCK = 16
-#: a document is passed over only when its key falls below the heap's root by more than rounding could make up
-_PASS_MARGIN = 1.0 + 2.0 ** -40  # a uniform of 0 is drawn as this, so that E = -log u is finite
 #: curvatures ``curvature`` can name (see the module docstring), in the order of the kernel's codes
 CURVATURES = ("expected", "lambda")
 _EXPECTED = 0
@@ -163,44 +159,88 @@ _LAMBDA = 1
 # Drawing the top k of a ranking
 
 @helper
-def _top_k_drawn(key, ranking, n, k, order, placed_weight, heap_key, heap_index, top, passed_place, passed_uniform):
-    """``largest_k`` (plboost._numerics) of the linear-space keys e^{s_d - s_max} / E_d of ranking number
-    ``ranking``, drawing them as it goes, document ``order[t]`` (of weight ``placed_weight[t]``) with uniform
-    number t of the ranking's stream. A document whose key must fall below the heap's root is passed over
-    without its logarithm, since E = -log u >= 1 - u (so (1 - u) root > e^{s_d - s_max} means key < root). The
-    same top as ``largest_k`` of all the keys, bit for bit: every key that could enter the heap is computed as
-    the full draw computes it, and the heap orders by (key, document), whatever the order it sees them in.
+def _add(a, b, linear):
+    """a + b of two sums kept as they are (linear) or as their logarithms (log space)."""
+    return a + b if linear else logaddexp(a, b)
 
-    Taking the documents by score, descending (``stream_order``), fills the heap with likely winners first, so
-    that fewer later keys displace its root (at about 130 documents a query and k = 10, one in ten instead of one
-    in five); and the test against the first root, which the root only rises from, runs first over all the
-    documents without a branch, keeping those that pass (``passed_place``, ``passed_uniform``: scratch of n)."""
-    for t in range(k):
-        u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
-        heap_key[t] = placed_weight[t] / -np.log(u)
-        heap_index[t] = order[t]
-    for i in range(k // 2 - 1, -1, -1):
-        sift_down(heap_key, heap_index, k, i)
-    for start in range(k, n, _PASS_BLOCK):
-        root = heap_key[0]
-        passed = 0
-        for t in range(start, min(start + _PASS_BLOCK, n)):
-            u = max(uniform(key, ranking * n + t), _SMALLEST_UNIFORM)
-            passed_place[passed] = t
-            passed_uniform[passed] = u
-            passed += (1.0 - u) * root <= placed_weight[t] * _PASS_MARGIN
-        for c in range(passed):
-            t = passed_place[c]
-            u = passed_uniform[c]
-            if (1.0 - u) * heap_key[0] > placed_weight[t] * _PASS_MARGIN:
-                continue
-            candidate = placed_weight[t] / -np.log(u)
-            i = order[t]
-            if worse(heap_key[0], heap_index[0], candidate, i):
-                heap_key[0] = candidate
-                heap_index[0] = i
-                sift_down(heap_key, heap_index, k, np.int64(0))
-    heap_to_top(heap_key, heap_index, k, top)
+
+@helper
+def _set_leaf(mass, gain_mass, node, value, gain_value, linear):
+    """Leaf ``node`` of both trees to these values, and its ancestors recomputed from their children."""
+    mass[node] = value
+    gain_mass[node] = gain_value
+    node //= 2
+    while node >= 1:
+        mass[node] = _add(mass[2 * node], mass[2 * node + 1], linear)
+        gain_mass[node] = _add(gain_mass[2 * node], gain_mass[2 * node + 1], linear)
+        node //= 2
+
+
+@helper
+def _leaf_values(d, weight, gains, lo, linear):
+    """Document d's leaves: e^{s_d - s_max} and that times its gain (linear), or s_d and s_d + log(gain)."""
+    if linear:
+        return weight[d], weight[d] * gains[lo + d]
+    rho = gains[lo + d]
+    return weight[d], weight[d] + np.log(rho) if rho > 0.0 else -np.inf
+
+
+@helper
+def _build_sum_trees(n, order, weight, gains, lo, leaves, linear, mass, gain_mass):
+    """Two sum trees over the query's documents in stream order (document ``order[t]`` at leaf ``leaves + t``,
+    ``leaves`` a power of 2 >= n), of ``_leaf_values``: ``mass`` of the weights, ``gain_mass`` of the weights
+    times the gains (in log space: their logarithms, -inf for an empty sum). Node v holds the sum of its children
+    2v and 2v + 1, added in that order, so a node recomputed from the same children has the same bits; the root
+    (node 1) is the total."""
+    empty = 0.0 if linear else -np.inf
+    for t in range(leaves):
+        node = leaves + t
+        if t < n:
+            mass[node], gain_mass[node] = _leaf_values(order[t], weight, gains, lo, linear)
+        else:
+            mass[node] = empty
+            gain_mass[node] = empty
+    for node in range(leaves - 1, 0, -1):
+        mass[node] = _add(mass[2 * node], mass[2 * node + 1], linear)
+        gain_mass[node] = _add(gain_mass[2 * node], gain_mass[2 * node + 1], linear)
+
+
+@helper
+def _top_k_sampled(key, ranking, n, k, order, weight, gains, lo, leaves, linear, mass, gain_mass, top, top_leaf):
+    """The top k of ranking number ``ranking``, drawn position by position as the policy defines it: position j
+    takes the document not yet placed at u_j Z_j of the running sum of their weights (u_j uniform number j of the
+    ranking's stream, Z_j their sum: the tree's root), found by descending the tree in O(log n), then removed
+    from both trees. Returns Z_k and W_k (their logarithms in log space): the sums of the weights and of the
+    weights times the gains of the documents after the top k, the trees' roots then (sums of what is left, with
+    no subtraction); and puts the trees back (``top_leaf``: scratch of k, the leaves taken).
+
+    A step goes to a child only where its sum is positive, so no placed document (an empty leaf) is drawn again
+    and rounding cannot land past the last one. O(k log n) a ranking, where keys for every document (the
+    Gumbel-max trick) cost O(n)."""
+    empty = 0.0 if linear else -np.inf
+    for j in range(k):
+        u = uniform(key, ranking * n + j)
+        target = u * mass[1] if linear else (np.log(u) + mass[1] if u > 0.0 else -np.inf)
+        node = 1
+        while node < leaves:
+            left = 2 * node
+            if mass[left] > target or mass[left + 1] == empty:
+                node = left
+            else:
+                if linear:
+                    target -= mass[left]
+                else:  # log(e^target - e^left), left <= target
+                    target += np.log1p(-np.exp(mass[left] - target))
+                node = left + 1
+        top[j] = order[node - leaves]
+        top_leaf[j] = node
+        _set_leaf(mass, gain_mass, node, empty, empty, linear)
+    rest = mass[1]
+    rest_gain = gain_mass[1]
+    for j in range(k):
+        value, gain_value = _leaf_values(top[j], weight, gains, lo, linear)
+        _set_leaf(mass, gain_mass, top_leaf[j], value, gain_value, linear)
+    return rest, rest_gain
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,10 +278,12 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     k_max = min(widest, top_k)
     n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
-    keys = np.empty(widest)
-    placed_weight = np.empty(widest)  # weight in stream order (linear)
-    passed_place = np.empty(widest, dtype=np.int64)
-    passed_uniform = np.empty(widest)
+    leaves = 1
+    while leaves < widest:
+        leaves *= 2
+    mass = np.empty(2 * leaves)  # the sum trees of _top_k_sampled
+    gain_mass = np.empty(2 * leaves)
+    top_leaf = np.empty(k_max, dtype=np.int64)
     relative = np.empty(widest)
     position = np.empty(widest, dtype=np.int64)
     g_sum = np.empty(widest)  # sum over samples of the estimate
@@ -249,8 +291,6 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     grade_of = np.empty(widest, dtype=np.int64)
     grades = np.empty(n_grades)
     top = np.empty(k_max, dtype=np.int64)
-    heap_key = np.empty(k_max)
-    heap_index = np.empty(k_max, dtype=np.int64)
     z = np.empty(k_max + 1)  # Z_j (linear) or log Z_j; z[k] is the documents after the top k
     w = np.empty(k_max + 1)  # sum of e^s rho over the same documents (linear) or its log
     reward = np.empty(k_max + 1)  # G_j, reward[k] = 0
@@ -289,56 +329,25 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 pooled_inside[c, i] = 0.0
         pooled_total[:] = 0.0
         pooled_grade[:, :n_query_grades] = 0.0
-        if linear:
-            for t in range(n):
-                placed_weight[t] = weight[order[t]]
+        query_leaves = 1
+        while query_leaves < n:
+            query_leaves *= 2
+        _build_sum_trees(n, order, weight, gains, lo, query_leaves, linear, mass, gain_mass)
         for p in range(n_samples):
-            if linear:
-                _top_k_drawn(key, p, n, k, order, placed_weight, heap_key, heap_index, top, passed_place,
-                             passed_uniform)
-            else:
-                for t in range(n):
-                    i = order[t]
-                    exponential = -np.log(max(uniform(key, p * n + t), _SMALLEST_UNIFORM))
-                    keys[i] = weight[i] - np.log(exponential)
-                largest_k(keys, n, k, heap_key, heap_index, top)
+            z[k], w[k] = _top_k_sampled(key, p, n, k, order, weight, gains, lo, query_leaves, linear, mass,
+                                        gain_mass, top, top_leaf)
             for j in range(k):
                 position[top[j]] = j
             # the normalisers Z_j and the gain sums W_j, from the documents after the top k up
-            if linear:
-                rest = 0.0
-                rest_gain = 0.0
-                for i in range(n):
-                    if position[i] == k:
-                        rest += weight[i]
-                        rest_gain += weight[i] * gains[lo + i]
-                z[k] = rest
-                w[k] = rest_gain
-                for j in range(k - 1, -1, -1):
-                    z[j] = z[j + 1] + weight[top[j]]
-                    w[j] = w[j + 1] + weight[top[j]] * gains[lo + top[j]]
-            else:
-                rest_top = -np.inf
-                for i in range(n):
-                    if position[i] == k:
-                        rest_top = max(rest_top, weight[i])
-                z[k] = -np.inf
-                w[k] = -np.inf
-                if rest_top > -np.inf:
-                    total = 0.0
-                    total_gain = 0.0
-                    for i in range(n):
-                        if position[i] == k:
-                            e = np.exp(weight[i] - rest_top)
-                            total += e
-                            total_gain += e * gains[lo + i]
-                    z[k] = rest_top + np.log(total)
-                    if total_gain > 0.0:
-                        w[k] = rest_top + np.log(total_gain)
-                for j in range(k - 1, -1, -1):
-                    z[j] = logaddexp(z[j + 1], weight[top[j]])
-                    rho = gains[lo + top[j]]
-                    w[j] = logaddexp(w[j + 1], weight[top[j]] + np.log(rho)) if rho > 0.0 else w[j + 1]
+            for j in range(k - 1, -1, -1):
+                d = top[j]
+                if linear:
+                    z[j] = z[j + 1] + weight[d]
+                    w[j] = w[j + 1] + weight[d] * gains[lo + d]
+                else:
+                    z[j] = logaddexp(z[j + 1], weight[d])
+                    rho = gains[lo + d]
+                    w[j] = logaddexp(w[j + 1], weight[d] + np.log(rho)) if rho > 0.0 else w[j + 1]
             reward[k] = 0.0
             for j in range(k - 1, -1, -1):
                 reward[j] = reward[j + 1] + discounts[j] * gains[lo + top[j]]

@@ -4,9 +4,11 @@ The SHA-256 of each configuration's float32 gradient and hessian arrays, on rand
 score ranges (and, for the threaded path, a dataset large enough to be split over threads), were stored in
 ``data/stored_gradients.json`` from the code before that work. The objectives that came later (PA-ListMLE,
 PL-Rank-3, LambdaLoss, YetiRank) were added on 2026-11-27, their hashes from that day's code; YetiRank's equal
-those of the code before that day's change of its pair loop. A change of a kernel's arithmetic (its order of
-operations, a vectorised exponential) fails here, naming the configuration; such a change must be bounded by a
-test of its own instead, and the hashes written anew on purpose::
+those of the code before that day's change of its pair loop. PL-Rank-3's were written anew on 2026-12-04, when its
+rankings came to be drawn position by position from a sum tree instead of by Gumbel keys (other draws, of the same
+policy: ``test_rankings_drawn_position_by_position_follow_the_policy`` bounds them). A change of a kernel's
+arithmetic (its order of operations, a vectorised exponential) fails here, naming the configuration; such a
+change must be bounded by a test of its own instead, and the hashes written anew on purpose::
 
     python tests/objectives/test_stored_gradients.py --write
 
