@@ -507,8 +507,8 @@ class PLRank3(RankingObjective):
 
     name = "pl_rank3"
     demo_runs = ("pl_rank3",)
-    #: a call costs about 10-15 ns per document and ranking (scripts/bench.py, kernels): n_samples is searched up
-    #: to 300 (about 3-5 ms per 1,000 documents and round), not the paper's 1000
+    #: a call costs about 6-11 ns per document and ranking (scripts/bench.py, kernels): n_samples is searched up
+    #: to 300 (about 2-3 ms per 1,000 documents and round), not the paper's 1000
     search_space = {"top_k": {"choices": (5, 10, 20, None), "default": 10},
                     "n_samples": {"low": 10, "high": 300, "log": True, "default": 30}}
     _no_loss_reason = ("its gradient is a sampled estimate of the gradient of the expected (N)DCG@K of the "
