@@ -186,8 +186,10 @@ def _add_train_command(commands) -> None:
                             "lambdarank, rank:ndcg with lambdarank_unbiased=true); logger: train nothing, score the "
                             "log's logging ranker (its logger.txt, --objective its objective)")
     train.add_argument("--examination", choices=EXAMINATIONS, default="recorded",
-                       help="the estimators' examination: the click model the log records (default) or "
-                            "regression EM's from the log itself (em; for ips and policy_aware)")
+                       help="the estimators' examination: the click model the log records (default) or EM's "
+                            "from the log itself, each document's relevance its own (em: a stochastic logger) or "
+                            "a function of its features (em_features: regression EM, a deterministic logger "
+                            "too); for ips and policy_aware")
     train.add_argument("--valid", type=Path, help="validation file (early stopping), SVMlight or a table")
     train.add_argument("--test", type=Path, help="test file (metrics), SVMlight or a table; default: valid, else "
                                                  "train")

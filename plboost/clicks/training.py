@@ -4,7 +4,8 @@ own debiasing (XGBoost's ``lambdarank_unbiased``, LightGBM's ``position``); or, 
 trained: the log's own logging ranker, scored beside the others.
 
 The examination the estimators divide by is the click model the log records (a simulated log's) or, with
-``examination="em"``, the one regression EM estimates from the log itself (:mod:`plboost.clicks.propensities`).
+``examination="em"`` or ``"em_features"``, the one EM estimates from the log itself, each document's relevance its
+own or a function of its features (regression EM; :mod:`plboost.clicks.propensities`).
 ``doubly_robust`` takes its regression estimate :math:`\\hat R^0` from :func:`cross_fitted_regression`: a model
 of the affine estimates on the features, fitted on the other half of the queries, so that no document's
 regression saw its own query's clicks (which keeps the estimator unbiased; Chernozhukov et al., Econometrics
@@ -28,8 +29,9 @@ CLICK_TRAINING = ("naive", "ips", "policy_aware", "affine", "doubly_robust", "di
 LOGGER = "logger"
 #: what a run's ``clicks`` may say
 CLICK_RUNS = (*CLICK_TRAINING, LOGGER)
-#: where the estimators' examination comes from: the click model the log records, or regression EM on the log
-EXAMINATIONS = ("recorded", "em")
+#: where the estimators' examination comes from: the click model the log records, or EM on the log, with each
+#: document's relevance its own ("em") or a function of its features ("em_features", the paper's regression EM)
+EXAMINATIONS = ("recorded", "em", "em_features")
 
 
 def check_click_training(clicks: str, examination: str = "recorded") -> tuple[str, str]:
@@ -37,8 +39,8 @@ def check_click_training(clicks: str, examination: str = "recorded") -> tuple[st
     examination (``ips``, ``policy_aware``); the others refuse it."""
     clicks = check(clicks, Options(*CLICK_RUNS), "clicks")
     examination = check(examination, Options(*EXAMINATIONS), "examination")
-    if examination == "em" and clicks not in ("ips", "policy_aware"):
-        raise ValueError(f"examination='em' is for clicks='ips' or 'policy_aware', which divide by the "
+    if examination != "recorded" and clicks not in ("ips", "policy_aware"):
+        raise ValueError(f"examination={examination!r} is for clicks='ips' or 'policy_aware', which divide by the "
                          f"examination; clicks={clicks!r} does not")
     return clicks, examination
 
@@ -57,7 +59,10 @@ def click_training_data(log: ClickLog, clicks: str, *, examination: str = "recor
                          "training data to make")
     if clicks == "displayed":
         return log.displayed_rows()
-    options = {"examination": estimate_examination(log).relative} if examination == "em" else {}
+    options = {}
+    if examination != "recorded":
+        relevance = "features" if examination == "em_features" else "document"
+        options["examination"] = estimate_examination(log, relevance=relevance, seed=seed).relative
     if clicks == "doubly_robust":
         if regressor is None:
             raise ValueError("clicks='doubly_robust' needs a regressor for its regression model (regressor=)")

@@ -53,7 +53,8 @@ class RunSpec:
     #: logging ranker scored (the objective and engine are its own); None trains on the labels (see
     #: :mod:`plboost.clicks.training`)
     clicks: str | None = None
-    #: the estimators' examination: the click model the log records (``recorded``) or regression EM's (``em``)
+    #: the estimators' examination: the click model the log records (``recorded``) or EM's, each document's
+    #: relevance its own (``em``) or a function of its features (``em_features``, regression EM)
     examination: str = "recorded"
 
     def __post_init__(self):
@@ -168,7 +169,8 @@ class RunSpec:
             return label
         if self.clicks == LOGGER:
             return f"{label}: the click log's logger"
-        return f"{label} on clicks ({self.clicks}{', EM examination' if self.examination == 'em' else ''})"
+        shown = {"em": ", EM examination", "em_features": ", regression EM examination"}.get(self.examination, "")
+        return f"{label} on clicks ({self.clicks}{shown})"
 
     def _shown_params(self) -> dict:
         cls = OBJECTIVES.get(self.objective)

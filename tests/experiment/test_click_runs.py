@@ -313,3 +313,16 @@ def test_the_logger_row_is_refused_where_it_cannot_be_the_logs_logger(folds_with
     capsys.readouterr()
     assert main(simulate) == 2
     assert re.search(r"logger.txt exists already; give another directory", capsys.readouterr().err)
+
+
+@pytest.mark.engine
+def test_a_run_takes_regression_em_examination_from_a_deterministic_log(labelled):
+    """``examination="em_features"`` trains where the per-document EM refuses the log (a deterministic logger)."""
+    train, valid, test = labelled
+    log = simulate_clicks(train, train.X[:, 0] + 0.3 * train.labels, n_impressions=2500, top_k=5, temperature=0.0,
+                          seed=4)
+    with pytest.raises(ValueError, match=r"shown at one rank only"):
+        run(from_clicks("ips", examination="em"), log, valid, test)
+    spec = from_clicks("ips", examination="em_features")
+    assert spec.label.endswith("on clicks (ips, regression EM examination)")
+    assert np.isfinite(run(spec, log, valid, test).model.predict(test.X)).all()
