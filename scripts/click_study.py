@@ -13,7 +13,8 @@ log of that many impressions (queries drawn uniformly), simulated with the unit'
 
 From each log: PL-Rank-3 (``gain="estimate"``, ``normalize=False``) on LightGBM from the naive, IPS and
 policy-aware estimates (the examination the simulator's position-based model gives; with a stochastic logger,
-also the examination estimated from the log by regression EM) and the doubly robust ones (its regression
+also the examination EM estimates from the log with a relevance per document, and with either logger the one
+regression EM estimates with the relevance a LightGBM model of the features) and the doubly robust ones (its regression
 cross-fitted, LightGBM's L2 regression of the affine estimates), LambdaLoss at mu 0 (LambdaRank's pair weights)
 with ``gain="estimate"`` on LightGBM and PL-Rank-3 on XGBoost from the policy-aware estimates, XGBoost's
 ``rank:ndcg`` with ``lambdarank_unbiased=True`` and LightGBM's lambdarank with ``position=`` on the displayed rows
@@ -48,8 +49,8 @@ DATA = {
 }
 TREE = dict(learning_rate=0.05, num_leaves=31, rounds=500, early_stopping=50, eval_at=10, progress=False)
 METHODS = ("logger", "supervised", "supervised_pl_rank3", "naive", "ips", "policy_aware", "policy_aware_em",
-           "doubly_robust", "policy_aware_lambdarank", "policy_aware_xgboost", "xgboost_unbiased",
-           "lightgbm_position")
+           "policy_aware_em_features", "doubly_robust", "policy_aware_lambdarank", "policy_aware_xgboost",
+           "xgboost_unbiased", "lightgbm_position")
 
 
 def _splits(dataset: str, fold: int):
@@ -112,6 +113,8 @@ def _methods(log, valid, seed, wanted):
         "policy_aware": estimates("policy_aware", assumed),
         "policy_aware_em": lambda: estimates("policy_aware",
                                              {**assumed, "examination": estimate_examination(log).relative})(),
+        "policy_aware_em_features": lambda: estimates("policy_aware", {**assumed, "examination": estimate_examination(
+            log, relevance="features", seed=seed).relative})(),
         "doubly_robust": doubly_robust,
         "policy_aware_lambdarank": lambda: fit("lightgbm", LambdaLoss(mu=0.0, gain="estimate"),
                                                ClickData(log, "policy_aware", assumed), valid, seed=seed, **TREE),
