@@ -159,6 +159,15 @@ _LAMBDA = 1
 # Drawing the top k of a ranking
 
 @helper
+def _leaves_for(n):
+    """The leaves of a sum tree over n documents: the least power of 2 >= n."""
+    leaves = 1
+    while leaves < n:
+        leaves *= 2
+    return leaves
+
+
+@helper
 def _add(a, b, linear):
     """a + b of two sums kept as they are (linear) or as their logarithms (log space)."""
     return a + b if linear else logaddexp(a, b)
@@ -278,9 +287,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
     k_max = min(widest, top_k)
     n_grades = most_grades if curvature == _LAMBDA else 0
     weight = np.empty(widest)  # e^{s - s_max} (linear) or s (log space)
-    leaves = 1
-    while leaves < widest:
-        leaves *= 2
+    leaves = _leaves_for(widest)
     mass = np.empty(2 * leaves)  # the sum trees of _top_k_sampled
     gain_mass = np.empty(2 * leaves)
     top_leaf = np.empty(k_max, dtype=np.int64)
@@ -329,9 +336,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 pooled_inside[c, i] = 0.0
         pooled_total[:] = 0.0
         pooled_grade[:, :n_query_grades] = 0.0
-        query_leaves = 1
-        while query_leaves < n:
-            query_leaves *= 2
+        query_leaves = _leaves_for(n)
         _build_sum_trees(n, order, weight, gains, lo, query_leaves, linear, mass, gain_mass)
         for p in range(n_samples):
             z[k], w[k] = _top_k_sampled(key, p, n, k, order, weight, gains, lo, query_leaves, linear, mass,
@@ -340,14 +345,9 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
                 position[top[j]] = j
             # the normalisers Z_j and the gain sums W_j, from the documents after the top k up
             for j in range(k - 1, -1, -1):
-                d = top[j]
-                if linear:
-                    z[j] = z[j + 1] + weight[d]
-                    w[j] = w[j + 1] + weight[d] * gains[lo + d]
-                else:
-                    z[j] = logaddexp(z[j + 1], weight[d])
-                    rho = gains[lo + d]
-                    w[j] = logaddexp(w[j + 1], weight[d] + np.log(rho)) if rho > 0.0 else w[j + 1]
+                value, gain_value = _leaf_values(top[j], weight, gains, lo, linear)
+                z[j] = _add(z[j + 1], value, linear)
+                w[j] = _add(w[j + 1], gain_value, linear)
             reward[k] = 0.0
             for j in range(k - 1, -1, -1):
                 reward[j] = reward[j + 1] + discounts[j] * gains[lo + top[j]]

@@ -18,7 +18,7 @@ from plboost.data import make_synthetic
 from plboost.objectives import PLRank3, UMart, get_objective
 from plboost.objectives._base import QueryData
 from plboost._jit import kernel
-from plboost.objectives.pl_rank3 import CURVATURES, _build_sum_trees, _top_k_sampled, stream_order
+from plboost.objectives.pl_rank3 import CURVATURES, _build_sum_trees, _leaves_for, _top_k_sampled, stream_order
 
 
 # --------------------------------------------------------------------------------------------------
@@ -334,9 +334,7 @@ def _sampled_tops(log_weight, gains, k, rankings, seed, linear):
     n = log_weight.shape[0]
     order = stream_order(log_weight)
     weight = np.exp(log_weight - log_weight.max()) if linear else log_weight
-    leaves = 1
-    while leaves < n:
-        leaves *= 2
+    leaves = _leaves_for(n)
     mass = np.empty(2 * leaves)
     gain_mass = np.empty(2 * leaves)
     _build_sum_trees(n, order, weight, gains, 0, leaves, linear, mass, gain_mass)
