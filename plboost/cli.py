@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import difflib
 import errno
+import math
 import os
 import re
 import sys
@@ -214,14 +215,54 @@ def _add_evaluate_command(commands) -> None:
     _add_scoring_options(evaluate)
 
 
+def _finite_at_least(minimum: float):
+    """An argparse type: a finite number of at least ``minimum`` (not NaN, not infinite)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= minimum):
+            raise argparse.ArgumentTypeError(f"expected a finite number >= {minimum:g}, got {text!r}")
+        return value
+    return parse
+
+
+#: the options of ``predict`` that only sampled rankings take (refused without ``--sample``), as argparse's dests
+_SAMPLING_OPTIONS = {"temperature": "--temperature", "seed": "--seed", "top_k": "--top-k"}
+#: ``predict --sample``'s temperature when none is given: the Plackett-Luce policy of the scores as they are
+DEFAULT_TEMPERATURE = 1.0
+
+
 def _add_predict_command(commands) -> None:
-    """``plboost predict``: a saved model's scores, one line per document (LightGBM's ``task=predict``)."""
+    """``plboost predict``: a saved model's scores, one line per document (LightGBM's ``task=predict``), or rankings
+    sampled from the Plackett-Luce policy of those scores (``--sample``), one line per document too."""
     predict = commands.add_parser(
-        "predict", help="scores of a saved model on a file, one per line",
+        "predict", help="scores of a saved model on a file, one per line, or rankings sampled from them",
         description="Score every document of DATA with a saved model and write the raw scores (the model's margin, "
                     "as LightGBM's task=predict and XGBoost's output_margin give them), one per line in the file's "
-                    "order, to --out or standard output.")
-    _add_model_and_data_options(predict, out="write the scores here (default, or -: standard output)")
+                    "order, to --out or standard output. With --sample N, serve the model as a policy instead: "
+                    "draw N rankings of every query from the Plackett-Luce policy of those scores at --temperature "
+                    "(plboost.PlackettLucePolicy, whose expected metrics the Plackett-Luce objectives train for) and "
+                    "write, for each document, "
+                    "one line in the file's order of N space-separated integers: its rank in rankings 1..N of its "
+                    "query (1 = top; 0 = below --top-k). Line d is document d of DATA, so the lines join back to "
+                    "the input (paste), and column i is ranking i. The draws are a pure function of the scores, the "
+                    "temperature and --seed: the same command writes the same file.")
+    _add_model_and_data_options(predict, out="write the scores (or the sampled ranks) here (default, or -: standard "
+                                             "output)")
+    predict.add_argument("--sample", type=_positive_int, metavar="N",
+                         help="write N rankings of every query sampled from the Plackett-Luce policy of the scores, "
+                              "a line per document of its N ranks (see above), instead of the scores")
+    predict.add_argument("--temperature", type=_finite_at_least(0.0), metavar="T",
+                         help=f"with --sample: the policy's temperature, a finite number >= 0 (default "
+                              f"{DEFAULT_TEMPERATURE:g}: the scores as they are; 0: the deterministic ranking by "
+                              "score, documents of equal scores in random order)")
+    predict.add_argument("--seed", type=_seed_option, metavar="S",
+                         help="with --sample: seed of the draws, an integer in [0, 2**63) (default 0)")
+    predict.add_argument("--top-k", type=_positive_int, metavar="K",
+                         help="with --sample: rank the top K documents of each ranking only, the others 0 "
+                              "(default: every rank)")
     _add_data_options(predict)
     _add_common_options(predict)
 
@@ -749,17 +790,47 @@ def _evaluate(args) -> int:
 
 
 def _predict(args) -> int:
+    if args.sample is None:
+        given = [flag for name, flag in _SAMPLING_OPTIONS.items() if getattr(args, name) is not None]
+        if given:
+            raise ValueError(f"{given[0]} is for sampled rankings: give --sample N with it (or leave out "
+                             f"{given[0]} for the scores)")
     if args.out == STANDARD_OUTPUT:
         args.out = None
     model, data = _model_and_data(args)
-    text = "".join(f"{score!r}\n" for score in model.predict(data.X).astype(float).tolist())
+    scores = model.predict(data.X).astype(float)
+    if args.sample is None:
+        text = "".join(f"{score!r}\n" for score in scores.tolist())
+        what = f"{data.n_docs} scores of {args.model} on {args.data}"
+    else:
+        text, what = _sampled_rankings(args, scores, data)
     if args.out:
         write_text(args.out, text)
-        if not args.quiet:
-            print(f"{args.out}: {data.n_docs} scores of {args.model} on {args.data}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    # the scores to standard output say nothing; a sample says its seed and temperature, wherever it goes
+    if not args.quiet and (args.out or args.sample is not None):
+        where = args.out or "standard output"
+        print(f"{where}: {what}", file=sys.stderr)
     return 0
+
+
+def _sampled_rankings(args, scores, data) -> tuple[str, str]:
+    """``predict --sample``'s text (a line per document: its rank in each of the N rankings, space-separated) and
+    what it is, in words, with what reproduces it (the temperature and the seed)."""
+    from .policies import PlackettLucePolicy
+
+    temperature = DEFAULT_TEMPERATURE if args.temperature is None else args.temperature
+    seed = 0 if args.seed is None else args.seed
+    policy = PlackettLucePolicy(scores, data.offsets, temperature=temperature, top_k=args.top_k)
+    ranks = policy.sample(args.sample, seed=seed)
+    text = "".join(" ".join(map(str, row)) + "\n" for row in ranks.T.tolist())
+    top = "" if args.top_k is None else f", top {args.top_k} ranks (0 below)"
+    rankings = f"{args.sample} ranking{'s' if args.sample > 1 else ''}"
+    what = (f"{rankings} of each of {data.n_queries} queries ({data.n_docs} lines, one per document) sampled from "
+            f"the Plackett-Luce policy of the scores of {args.model} on {args.data}, temperature {temperature!r}, "
+            f"seed {seed}{top}")
+    return text, what
 
 
 def _model_and_data(args):

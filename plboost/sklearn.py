@@ -24,7 +24,7 @@ try:
 except ImportError as error:  # a core install: say how to get it, in one line
     raise MissingExtra("plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'") from error
 
-from ._constraints import Integer, Options, check, check_params
+from ._constraints import SEED, Integer, Options, Real, check, check_params
 from .errors import InputTypeError, InvalidParameterError, RankerSetupError
 from . import metrics
 from ._engine_registry import DEFAULT_ENGINE, get_engine
@@ -34,6 +34,7 @@ from .data import RankingData
 from .engines import DEFAULT_SETTINGS, TrainingSettings, resolve_objective, train
 from .engines.settings import SETTINGS_CONSTRAINTS
 from .objectives import RankingObjective, class_given_message
+from .policies import PlackettLucePolicy
 
 #: the column of a DataFrame ``X`` that holds the query ids, as XGBoost's ``XGBRanker`` reads it
 QUERY_COLUMN = "qid"
@@ -254,6 +255,63 @@ class Ranker(BaseEstimator):
         if qid is not None:
             self._refuse_cut_queries(data)
         return float(metrics.ndcg(self.predict(X), data.labels, offsets=data.offsets, k=int(self.eval_at)))
+
+    def sample_rankings(self, X, *, group=None, qid=None, n_samples: int = 1, temperature: float = 1.0, seed: int = 0,
+                        top_k: int | None = None) -> np.ndarray:
+        """Rankings of each query of ``X`` sampled from the Plackett-Luce policy of the model's scores: the model
+        served as the stochastic ranker it was trained and evaluated as.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame
+            The documents, as :meth:`predict` takes them.
+        group, qid : array-like, optional
+            The queries, as :meth:`score` takes them: ``group`` (query sizes) or ``qid`` (a query id per row), or,
+            for a DataFrame ``X``, its ``qid`` column. Rows of one query must be contiguous.
+        n_samples : int, default 1
+            Rankings drawn per query.
+        temperature : float, default 1.0
+            The policy's temperature, a finite number >= 0: 1 is the distribution of the scores as they are, a
+            higher one flatter; 0 is the deterministic ranking by score, documents of equal scores in random order.
+        seed : int, default 0
+            Seed of the draws, in ``[0, 2**63)``.
+        top_k : int or None, default None
+            Rank the top ``top_k`` documents of each ranking only (None: every rank).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rows), int32
+            Row i holds each document's rank in ranking i of its query: 1 at the top, 0 below ``top_k``. It is
+            :meth:`plboost.PlackettLucePolicy.sample` of ``PlackettLucePolicy(self.predict(X), offsets,
+            temperature=temperature, top_k=top_k)``, a pure function of the scores, the queries, the temperature and
+            the seed (``plboost predict --sample`` writes the same ranks, transposed: a line per document).
+
+        Examples
+        --------
+        >>> from plboost.data import make_synthetic
+        >>> data = make_synthetic(n_queries=20, docs_per_query=(4, 8), n_features=5, seed=0)
+        >>> ranker = Ranker("lambdarank", n_estimators=3).fit(data.X, data.labels, group=data.group_sizes)
+        >>> ranks = ranker.sample_rankings(data.X, group=data.group_sizes, n_samples=4, seed=1)
+        >>> ranks.shape == (4, data.n_docs), ranks.dtype
+        (True, dtype('int32'))
+        >>> first = data.group_sizes[0]  # each ranking of a query is a permutation of its ranks 1..n
+        >>> sorted(ranks[0, :first].tolist()) == list(range(1, first + 1))
+        True
+        >>> top = ranker.sample_rankings(data.X, group=data.group_sizes, temperature=0.0, top_k=1)
+        >>> int(top[0, :first].argmax()) == int(ranker.predict(data.X)[:first].argmax())  # the best score, first
+        True
+        """
+        where = "Ranker.sample_rankings"
+        n_samples = check(n_samples, Integer(low=1), "n_samples", where)
+        temperature = check(temperature, Real(low=0.0), "temperature", where)
+        seed = check(seed, SEED, "seed", where)
+        top_k = check(top_k, (Integer(low=1), None), "top_k", where)
+        X, qid = _split_query_column(X, qid)
+        scores = self.predict(X)
+        queries = _ranking_data(np.zeros((scores.shape[0], 0)), np.zeros(scores.shape[0]), group, qid,
+                                where="sample_rankings")
+        policy = PlackettLucePolicy(scores, queries.offsets, temperature=temperature, top_k=top_k)
+        return policy.sample(n_samples, seed=seed)
 
     def _refuse_cut_queries(self, data: RankingData) -> None:
         """Refuse to score queries that were also trained on with other documents: a splitter that cut them (KFold,

@@ -787,3 +787,122 @@ def test_the_help_and_the_docs_name_what_the_commands_read_and_run(capsys):
     comment = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("#"))
     for run in demo_runs():
         assert run.split(",")[0] in comment.replace(",", " ").split(), run
+
+
+@pytest.fixture(scope="module")
+def served_model(files, tmp_path_factory):
+    """A small LightGBM model of plrank's, saved, and the raw scores that ``predict`` writes for the test file."""
+    directory = tmp_path_factory.mktemp("served")
+    model, scores = directory / "model.txt", directory / "scores.txt"
+    assert main(["train", "--train", str(files["train"]), "--rounds", "4", "--num-leaves", "5", "--save-model",
+                 str(model), "--quiet"]) == 0
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--out", str(scores),
+                 "--quiet"]) == 0
+    return model, np.array([float(line) for line in scores.read_text().splitlines()])
+
+
+def _sampled(files, model, tmp_path, name, *options):
+    """``predict --sample ...`` of the test file into ``name``: its text, and its ranks as (documents, N)."""
+    out = tmp_path / name
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--out", str(out), "--quiet",
+                 *options]) == 0
+    text = out.read_text()
+    return text, np.array([[int(rank) for rank in line.split(" ")] for line in text.splitlines()], dtype=np.int32)
+
+
+@pytest.mark.engine
+def test_predict_sample_writes_the_policys_rankings_a_line_per_document(files, served_model, tmp_path, capsys):
+    """``predict --sample N`` serves the Plackett-Luce policy of the scores that ``predict`` writes: line d holds
+    document d's rank in each of the N rankings of its query, PlackettLucePolicy.sample's array transposed."""
+    from plboost.policies import PlackettLucePolicy
+
+    model, scores = served_model
+    test = load_svmlight(files["test"], n_features=46)
+    capsys.readouterr()
+    text, ranks = _sampled(files, model, tmp_path, "a.txt", "--sample", "5", "--temperature", "0.5", "--seed", "7")
+    assert ranks.shape == (test.n_docs, 5)
+    expected = PlackettLucePolicy(scores, test.offsets, temperature=0.5).sample(5, seed=7)
+    np.testing.assert_array_equal(ranks.T, expected)
+    for q in range(test.n_queries):  # each ranking of a query is a permutation of its ranks 1..n
+        lo, hi = test.offsets[q], test.offsets[q + 1]
+        for i in range(5):
+            assert sorted(ranks[lo:hi, i]) == list(range(1, hi - lo + 1)), (q, i)
+    assert _sampled(files, model, tmp_path, "b.txt", "--sample", "5", "--temperature", "0.5", "--seed", "7")[0] == text
+    other = _sampled(files, model, tmp_path, "c.txt", "--sample", "5", "--temperature", "0.5", "--seed", "8")[0]
+    assert other != text
+    # standard output holds the same lines, and the line on standard error says what reproduces them
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--sample", "5", "--temperature",
+                 "0.5", "--seed", "7"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == text
+    assert printed.err.splitlines()[-1] == (
+        f"standard output: 5 rankings of each of {test.n_queries} queries ({test.n_docs} lines, one per document) "
+        f"sampled from the Plackett-Luce policy of the scores of {model} on {files['test']}, temperature 0.5, seed 7")
+    # the top 3 ranks only, 0 below: each query's ranking holds 1..min(n, 3) once and 0 for the others
+    top = _sampled(files, model, tmp_path, "d.txt", "--sample", "3", "--top-k", "3", "--seed", "2")[1]
+    np.testing.assert_array_equal(top.T, PlackettLucePolicy(scores, test.offsets, temperature=1.0, top_k=3).sample(
+        3, seed=2))
+    for q in range(test.n_queries):
+        lo, hi = test.offsets[q], test.offsets[q + 1]
+        kept = min(hi - lo, 3)
+        for i in range(3):
+            assert sorted(top[lo:hi, i]) == [0] * (hi - lo - kept) + list(range(1, kept + 1)), (q, i)
+    # the defaults (temperature 1, seed 0) are said, as the options that give them
+    out = tmp_path / "e.txt"
+    assert main(["predict", "--model", str(model), "--data", str(files["test"]), "--sample", "2", "--out",
+                 str(out)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"{model} on {files['test']}, temperature 1.0, seed 0")
+    assert out.read_text() == _sampled(files, model, tmp_path, "f.txt", "--sample", "2", "--temperature", "1",
+                                       "--seed", "0")[0]
+
+
+@pytest.mark.engine
+def test_predict_sample_at_temperature_zero_is_the_ranking_by_score(files, served_model, tmp_path):
+    """Temperature 0 is the deterministic ranking by score, documents of equal scores in the order of the draws."""
+    model, scores = served_model
+    test = load_svmlight(files["test"], n_features=46)
+    ranks = _sampled(files, model, tmp_path, "zero.txt", "--sample", "4", "--temperature", "0", "--seed", "3")[1]
+    tied_queries = 0
+    for q in range(test.n_queries):
+        lo, hi = test.offsets[q], test.offsets[q + 1]
+        query_scores = scores[lo:hi]
+        tied_queries += len(np.unique(query_scores)) < hi - lo
+        for i in range(4):
+            by_rank = query_scores[np.argsort(ranks[lo:hi, i])]
+            assert (np.diff(by_rank) <= 0).all(), (q, i)  # the best score first, ties next to each other
+        if len(np.unique(query_scores)) == hi - lo:  # no tie: one ranking, the same in every draw
+            expected = np.empty(hi - lo, dtype=np.int32)
+            expected[np.argsort(-query_scores)] = np.arange(1, hi - lo + 1)
+            assert (ranks[lo:hi] == expected[:, None]).all(), q
+    assert tied_queries > 0  # a model of 4 small trees gives some documents of a query equal scores
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--temperature", "0.5"], "--temperature is for sampled rankings: give --sample N with it (or leave out "
+                               "--temperature for the scores)"),
+    (["--seed", "3"], "--seed is for sampled rankings: give --sample N with it (or leave out --seed for the scores)"),
+    (["--top-k", "5"], "--top-k is for sampled rankings: give --sample N with it (or leave out --top-k for the "
+                       "scores)"),
+    (["--sample", "0"], "argument --sample: expected a positive integer, got 0 (see plboost predict --help)"),
+    (["--sample", "2.5"], "argument --sample: expected a positive integer, got '2.5' (see plboost predict --help)"),
+    (["--sample", "2", "--temperature", "-1"], "argument --temperature: expected a finite number >= 0, got '-1' "
+                                               "(see plboost predict --help)"),
+    (["--sample", "2", "--temperature", "nan"], "argument --temperature: expected a finite number >= 0, got 'nan' "
+                                                "(see plboost predict --help)"),
+    (["--sample", "2", "--temperature", "inf"], "argument --temperature: expected a finite number >= 0, got 'inf' "
+                                                "(see plboost predict --help)"),
+    (["--sample", "2", "--seed", "-1"], "argument --seed: expected an integer in [0, 2**63), got '-1' (see plboost "
+                                        "predict --help)"),
+    (["--sample", "2", "--top-k", "0"], "argument --top-k: expected a positive integer, got 0 (see plboost predict "
+                                        "--help)")])
+def test_predict_sampling_options_are_refused_without_sample_or_out_of_range(files, tmp_path, capsys, options,
+                                                                             message):
+    """Each option of sampled rankings is refused in one line naming it, before the model is read (none is here)."""
+    argv = ["predict", "--model", str(tmp_path / "absent.txt"), "--data", str(files["test"]), *options]
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+    assert capsys.readouterr().err == f"plboost predict: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []

@@ -396,3 +396,55 @@ def test_a_core_install_trains_and_the_scikit_learn_api_says_how_to_install_it()
     assert completed.returncode == 1
     assert completed.stderr.strip().splitlines()[-1] == (
         "plboost._extras.MissingExtra: plboost.sklearn.Ranker needs scikit-learn: pip install 'plboost[sklearn]'")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sample_rankings_are_the_policys_rankings_of_the_scores(small, engine):
+    """Ranker.sample_rankings is PlackettLucePolicy(predict(X), the queries, temperature).sample(N, seed): the same
+    array whatever form the queries come in, another for another seed, a permutation of ranks per query."""
+    from plboost.policies import PlackettLucePolicy
+
+    ranker = Ranker(engine=engine, **SMALL).fit(small.X, small.labels, group=small.group_sizes)
+    scores = ranker.predict(small.X)
+    ranks = ranker.sample_rankings(small.X, group=small.group_sizes, n_samples=6, temperature=0.7, seed=3)
+    assert ranks.dtype == np.int32 and ranks.shape == (6, small.n_docs)
+    np.testing.assert_array_equal(ranks, PlackettLucePolicy(scores, small.offsets, temperature=0.7).sample(6, seed=3))
+    qid = np.repeat(small.qids, small.group_sizes)
+    np.testing.assert_array_equal(ranker.sample_rankings(small.X, qid=qid, n_samples=6, temperature=0.7, seed=3),
+                                  ranks)
+    framed = Ranker(engine=engine, **SMALL).fit(_frame(small), small.labels)  # the queries of X's qid column
+    np.testing.assert_array_equal(framed.sample_rankings(_frame(small), n_samples=6, temperature=0.7, seed=3),
+                                  PlackettLucePolicy(framed.predict(_frame(small)), small.offsets,
+                                                     temperature=0.7).sample(6, seed=3))
+    assert not np.array_equal(ranker.sample_rankings(small.X, group=small.group_sizes, n_samples=6,
+                                                     temperature=0.7, seed=4), ranks)
+    for q in range(small.n_queries):
+        lo, hi = small.offsets[q], small.offsets[q + 1]
+        for row in ranks[:, lo:hi]:
+            assert sorted(row) == list(range(1, hi - lo + 1)), q
+    top = ranker.sample_rankings(small.X, group=small.group_sizes, n_samples=3, seed=5, top_k=4)
+    np.testing.assert_array_equal(top, PlackettLucePolicy(scores, small.offsets, top_k=4).sample(3, seed=5))
+    for q in range(small.n_queries):
+        lo, hi = small.offsets[q], small.offsets[q + 1]
+        for row in top[:, lo:hi]:
+            assert sorted(row) == [0] * (hi - lo - 4) + [1, 2, 3, 4], q
+    # temperature 0: the ranking by score (equal scores next to each other, in the order of the draws)
+    zero = ranker.sample_rankings(small.X, group=small.group_sizes, n_samples=3, temperature=0.0, seed=1)
+    for q in range(small.n_queries):
+        lo, hi = small.offsets[q], small.offsets[q + 1]
+        for row in zero[:, lo:hi]:
+            assert (np.diff(scores[lo:hi][np.argsort(row)]) <= 0).all(), q
+
+
+def test_sample_rankings_refuses_bad_arguments_naming_them(small):
+    ranker = Ranker(**SMALL).fit(small.X, small.labels, group=small.group_sizes)
+    with pytest.raises(RankerSetupError, match="^sample_rankings: a ranker needs the queries: group="):
+        ranker.sample_rankings(small.X)
+    with pytest.raises(ValueError, match="^sample_rankings: give the queries as group= .sizes. or qid="):
+        ranker.sample_rankings(small.X, group=small.group_sizes, qid=np.repeat(small.qids, small.group_sizes))
+    for argument, value, wanted in (("n_samples", 0, "an integer >= 1"), ("temperature", -1.0, "a finite number >= 0"),
+                                    ("temperature", float("inf"), "a finite number >= 0"),
+                                    ("seed", -1, r"an integer in \[0, 2\*\*63\)"),
+                                    ("top_k", 0, "an integer >= 1 or None")):
+        with pytest.raises(InvalidParameterError, match=f"^Ranker.sample_rankings: {argument} must be {wanted}, got"):
+            ranker.sample_rankings(small.X, group=small.group_sizes, **{argument: value})
