@@ -62,7 +62,8 @@ def _objective_classes() -> dict[str, str]:
 #: every public name, written out for static tools (``from plboost import *``, linters, IDEs);
 #: ``tests/test_public_api.py`` checks that it holds every name above and every registered objective's class
 __all__ = [
-    "CutQueryError", "DataFormatError", "ENGINES", "LambdaLoss", "ListNet", "OBJECTIVES", "OutOfCoreData",
+    "CutQueryError", "DataFormatError", "ENGINES", "FairPLRank3", "LambdaLoss", "ListNet", "OBJECTIVES",
+    "OutOfCoreData",
     "PLLowerBound", "PLPartition", "PLRank", "PLRank3", "PlackettLucePolicy", "PositionAwareListMLE", "Ranker",
     "RankingData",
     "RankingObjective", "SavedModel", "TrainedModel", "TrainingSettings", "UMart", "URank", "YetiRank", "__version__",
@@ -97,7 +98,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from .engines.dask import ranking_collections, train_dask
     from .metrics import (average_precision, err, evaluate, mean_average_precision, ndcg, register_metric,
                           registered_metrics, unregister_metric)
-    from .objectives import (OBJECTIVES, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3,
+    from .objectives import (OBJECTIVES, FairPLRank3, LambdaLoss, ListNet, PLLowerBound, PLPartition, PLRank, PLRank3,
                              PositionAwareListMLE, RankingObjective, UMart, URank, YetiRank, get_objective)
     from .policies import PlackettLucePolicy
     from .sklearn import Ranker

@@ -7,7 +7,8 @@ converts them (``numpy.int64(3)`` to ``3``, ``1`` to ``1.0`` for a real) and wri
     PLRank: top_k must be an integer >= 1 or None, got 0
 
 A constraint is one of :class:`Integer`, :class:`Real`, :class:`Boolean`, :class:`Options`, :class:`Reals`,
-:class:`Text`, or ``None`` (the value None is valid), or a tuple of them (any one may accept the value).
+:class:`PerDocument`, :class:`Text`, or ``None`` (the value None is valid), or a tuple of them (any one may accept
+the value).
 
 Booleans are bool or ``numpy.bool_`` only: Python's truth test makes the string ``"false"`` true, so a string,
 number or None given for a boolean is refused rather than read as its opposite. The command line and TOML files
@@ -173,6 +174,29 @@ class Reals:
     def describe(self) -> str:
         bound = "" if self.low is None else f" >= {self.low:g}"
         return f"a non-empty sequence of finite numbers{bound}"
+
+
+@dataclass(frozen=True)
+class PerDocument:
+    """One value per document: a non-empty one-dimensional sequence (list, tuple or array; not a string) of numbers
+    or strings, stored as a NumPy array (its length is checked where the documents are known)."""
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__len__") or len(value) == 0:
+            return False
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            return False
+        return array.ndim == 1 and array.dtype.kind in "biufUO"
+
+    def convert(self, value) -> np.ndarray:
+        array = np.array(value)
+        array.flags.writeable = False
+        return array
+
+    def describe(self) -> str:
+        return "a non-empty one-dimensional sequence of values, one per document"
 
 
 #: a seed of plboost's counter-based random streams (:mod:`plboost._random`): 63 bits, non-negative

@@ -455,3 +455,13 @@ def _pool(n_threads: int) -> ThreadPoolExecutor:
         if pool is None:
             pool = _pools[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="plboost")
         return pool
+
+
+@helper
+def widest_query(offsets, first, end):
+    """The most documents of one of queries ``first <= q < end`` (at least 1): the size of a kernel's per-query
+    scratch arrays."""
+    widest = 1
+    for q in range(first, end):
+        widest = max(widest, offsets[q + 1] - offsets[q])
+    return widest

@@ -37,10 +37,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ._constraints import SEED, Integer, Options, Real, check
-from ._jit import helper, kernel, over_queries
+from ._jit import helper, kernel, over_queries, widest_query
 from ._queries import check_scores, offsets_from_boundaries
 from ._random import score_stream_key, stream_order, uniform
-from .objectives._base import widest_query
 
 #: rank probabilities are exact (every set of documents placed above) for queries of at most this many documents
 EXACT_LIMIT = 12

@@ -149,6 +149,7 @@ FLOORS = {
     "plboost._constraints": 0, "plboost._writing": 0,
     # 1: kernels and what is computed from scores: objectives, metrics, significance tests
     "plboost.objectives": 1, "plboost.metrics": 1, "plboost.significance": 1, "plboost.policies": 1,
+    "plboost.fairness": 1,
     # 2: data
     "plboost.data": 2, "plboost.clicks": 2,
     # 3: training, and what one training run needs around it

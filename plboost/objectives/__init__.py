@@ -11,6 +11,7 @@ PLRank(top_k=5, n_permutations=1, seed=0, skip_uniform_queries=True, stop_at_low
 """
 
 from ._base import RankingObjective, class_given_message, registry
+from .fair_pl_rank3 import FairPLRank3
 from .lambdaloss import LambdaLoss
 from .listnet import ListNet
 from .pa_listmle import PositionAwareListMLE
@@ -24,7 +25,7 @@ from .yetirank import YetiRank
 
 #: objective classes by the name the CLI and result files use
 OBJECTIVES = registry(PLRank, URank, UMart, PLPartition, PLLowerBound, ListNet, PositionAwareListMLE, PLRank3,
-                      LambdaLoss, YetiRank)
+                      LambdaLoss, YetiRank, FairPLRank3)
 
 
 def get_objective(name: str, **params) -> RankingObjective:

@@ -167,16 +167,6 @@ def zero_query(grad, hess, lo, hi):
         hess[i] = 0.0
 
 
-@helper
-def widest_query(offsets, first, end):
-    """The most documents of one of queries ``first <= q < end`` (at least 1): the size of a kernel's per-query
-    scratch arrays."""
-    widest = 1
-    for q in range(first, end):
-        widest = max(widest, offsets[q + 1] - offsets[q])
-    return widest
-
-
 def refuse_overflow(grad: np.ndarray, hess: np.ndarray, data: QueryData, owner: str, remedy: str) -> None:
     """ValueError naming the first query whose gradients or hessians are not finite, for an objective whose outputs
     have the scale of its gains or labels (not normalised by the ideal DCG), so that labels too large for float32

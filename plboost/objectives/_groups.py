@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import helper
+from .._jit import helper, widest_query
 from .._numerics import exp_vectorizable, logaddexp
-from ._base import widest_query, zero_query
+from ._base import zero_query
 
 #: a query whose labels are all whole numbers below this (grades) is partitioned by counting
 GRADES = 32

@@ -134,12 +134,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .._constraints import SEED, Boolean, Integer, Options
-from .._jit import helper, kernel, over_queries
+from .._jit import helper, kernel, over_queries, widest_query
 from .._numerics import logaddexp, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
-                    widest_query, zero_query)
+                    zero_query)
 
 #: gains ``gain`` can name: ``2^y - 1`` and ``y`` (as :class:`plboost.metrics` names them), and relevance
 #: estimates (labels that are any finite numbers, from a click log)
@@ -442,6 +442,76 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
         for i in range(n):
             grad[lo + i] = -factor * g_sum[i]
             hess[lo + i] = factor * h_sum[i]
+
+
+@kernel
+def exposure_kernel(first, end, scores, labels, gains, offsets, discounts, top_k, n_samples, seed, linear_span,
+                     widest_gap, exposure):
+    """Each document's expected exposure :math:`E_d = \\sum_{j \\le k} \\theta_j P(y_j = d)` under the policy of
+    the scores, estimated from ``n_samples`` rankings drawn as the gradient's are (with the key of ``seed``), for
+    queries ``first <= q < end``: Rao-Blackwellised, each ranking adds :math:`\\sum_{j \\le r_d} \\theta_j
+    \\pi_j(d)`, the probability that each position up to d's took d given the positions above it (r_d: d's
+    position, or k for a document after the top k), whose mean is :math:`\\sum_j \\theta_j P(y_j = d)`. With
+    :math:`A_r = \\sum_{j \\le r} \\theta_j / Z_j` that is :math:`e^{s_d - s_{max}} A_{r_d}`; documents after the
+    top k share :math:`A_k` (summed over rankings, less the rankings a document was in the top of, in linear
+    space). ``gains`` only fills the trees' second sums, which this does not read."""
+    widest = widest_query(offsets, first, end)
+    k_max = min(widest, top_k)
+    weight = np.empty(widest)
+    leaves = _leaves_for(widest)
+    mass = np.empty(2 * leaves)
+    gain_mass = np.empty(2 * leaves)
+    top_leaf = np.empty(k_max, dtype=np.int64)
+    relative = np.empty(widest)
+    top = np.empty(k_max, dtype=np.int64)
+    z = np.empty(k_max + 1)
+    prefix = np.empty(k_max)  # A_r (linear) or log A_r
+    inside = np.empty(widest)  # linear: A_k of the rankings d was in the top k of
+    position = np.empty(widest, dtype=np.int64)  # log space: d's position, k - 1 after the top k (A_k = A_{k-1})
+    for q in range(first, end):
+        lo, hi = offsets[q], offsets[q + 1]
+        n = hi - lo
+        if n == 0:
+            continue
+        k = min(n, top_k)
+        top_score, bottom_score = score_range(scores, lo, hi)
+        order = stream_order(scores[lo:hi])
+        key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
+        linear = top_score - bottom_score <= linear_span
+        for i in range(n):
+            weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
+            exposure[lo + i] = 0.0
+            inside[i] = 0.0
+            position[i] = k - 1
+        pooled_total = 0.0
+        query_leaves = _leaves_for(n)
+        _build_sum_trees(n, order, weight, gains, lo, query_leaves, linear, mass, gain_mass)
+        for p in range(n_samples):
+            z[k], _ = _top_k_sampled(key, p, n, k, order, weight, gains, lo, query_leaves, linear, mass, gain_mass,
+                                     top, top_leaf)
+            for j in range(k - 1, -1, -1):
+                value, _ = _leaf_values(top[j], weight, gains, lo, linear)
+                z[j] = _add(z[j + 1], value, linear)
+            for j in range(k):
+                term = discounts[j] / z[j] if linear else np.log(discounts[j]) - z[j]
+                prefix[j] = term if j == 0 else _add(prefix[j - 1], term, linear)
+            if linear:
+                pooled_total += prefix[k - 1]
+                for j in range(k):
+                    d = top[j]
+                    inside[d] += prefix[k - 1]
+                    exposure[lo + d] += weight[d] * prefix[j]
+            else:  # every document, each at its own position's A
+                for j in range(k):
+                    position[top[j]] = j
+                for d in range(n):
+                    exposure[lo + d] += np.exp(weight[d] + prefix[position[d]])
+                for j in range(k):
+                    position[top[j]] = k - 1
+        for d in range(n):
+            if linear:
+                exposure[lo + d] += weight[d] * (pooled_total - inside[d])
+            exposure[lo + d] /= n_samples
 
 
 # --------------------------------------------------------------------------------------------------

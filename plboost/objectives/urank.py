@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, over_queries
+from .._jit import kernel, over_queries, widest_query
 from .._numerics import logaddexp
 from .._queries import InvalidLabelError
-from ._base import QueryData, RankingObjective, widest_query, zero_query
+from ._base import QueryData, RankingObjective, zero_query
 from ._groups import label_groups
 
 #: URank's largest label: its weights 2^y - 1 summed over a query of up to 2^27 documents stay below

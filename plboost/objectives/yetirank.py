@@ -48,12 +48,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._constraints import FLOAT32_MAX, SEED, Integer, Options, Real
-from .._jit import helper, kernel, over_queries
+from .._jit import helper, kernel, over_queries, widest_query
 from .._numerics import largest_k, score_range, stable_argsort
 from .._queries import exp_gains_within_float32, relative_exp_gains
 from .._random import score_stream_key, stream_order, uniform
 from ._base import (DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData, RankingObjective, refuse_overflow,
-                    widest_query, zero_query)
+                    zero_query)
 
 NOISES = ("logistic", "gumbel", "none")
 LOSSES = ("classic", "dcg", "ndcg", "mrr")

@@ -19,6 +19,7 @@ import xgboost as xgb
 
 from plboost import metrics, query_folds
 from plboost.errors import InvalidParameterError
+from plboost._values import plain_value
 from plboost.objectives import OBJECTIVES, ListNet, PLPartition, PLRank, UMart, URank, get_objective, registry
 
 
@@ -99,7 +100,7 @@ def test_arguments_set_alone_survive_copies_pickles_and_set_params(objective_cla
     for name in objective_class._examples_alone:
         arguments = {**objective_class().get_params(), name: objective_class._non_default_examples[name]}
         obj = objective_class(**{name: arguments[name]})
-        assert obj != objective_class() and obj.get_params()[name] == arguments[name]
+        assert obj != objective_class() and plain_value(obj.get_params()[name]) == plain_value(arguments[name])
         expected = obj.gradients(QUERY_SCORES, QUERY_LABELS, QUERY_OFFSETS)
         for clone in (copy.deepcopy(obj), pickle.loads(pickle.dumps(obj)), objective_class(**obj.get_params()),
                       objective_class().set_params(**{name: arguments[name]})):
