@@ -217,19 +217,23 @@ def expected_ndcg(policy: PlackettLucePolicy, labels, *, k: int = 10, gain: str 
     ``n_samples`` and ``seed`` as :meth:`PlackettLucePolicy.exposure` takes them). ``no_relevant``: the value of
     a query without a relevant document, as :mod:`plboost.metrics` names it (NaN for "exclude")."""
     k = check(k, Integer(low=1), "k", "expected_ndcg")
-    gain = check(gain, Options("exp", "linear"), "gain", "expected_ndcg")
+    gain = check(gain, Options(*MERITS), "gain", "expected_ndcg")
     no_relevant = check(no_relevant, Options("one", "zero", "exclude"), "no_relevant", "expected_ndcg")
     labels = _checked_labels(labels, policy.scores.size)
     exposure = policy.exposure(dcg_examination(k), method=method, n_samples=n_samples, seed=seed).values
+    return _expected_ndcg(exposure, labels, policy.offsets, k, gain, no_relevant)
+
+
+def _expected_ndcg(exposure, labels, offsets, k, gain, no_relevant):
     gains = merit_of(labels, gain)
-    offsets = policy.offsets
     query = _query_index(offsets)
     dcg = np.bincount(query, weights=gains * exposure, minlength=offsets.size - 1)
-    ideal = np.zeros(offsets.size - 1)
+    sizes = np.diff(offsets)
+    ranked = np.lexsort((-gains, query))  # by query, each query's gains descending
+    rank = np.arange(gains.size) - offsets[query]
+    kept = rank < k
     discount = dcg_examination(k)
-    for q in range(offsets.size - 1):
-        best = np.sort(gains[offsets[q]:offsets[q + 1]])[::-1][:k]
-        ideal[q] = best @ discount[:best.size]
+    ideal = np.bincount(query[kept], weights=gains[ranked][kept] * discount[rank[kept]], minlength=sizes.size)
     empty = {"one": 1.0, "zero": 0.0, "exclude": np.nan}[no_relevant]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ideal > 0, dcg / ideal, empty)
@@ -249,8 +253,7 @@ def evaluate_policy(scores, labels, offsets, *, groups=None, temperature: float 
     policy = PlackettLucePolicy(scores, offsets, temperature=temperature, top_k=k)
     theta = dcg_examination(k)
     exposure = policy.exposure(theta, method=method, n_samples=n_samples, seed=seed).values
-    result = {f"expected_NDCG@{k}": float(np.nanmean(expected_ndcg(policy, labels, k=k, method=method,
-                                                                 n_samples=n_samples, seed=seed)))}
+    result = {f"expected_NDCG@{k}": float(np.mean(_expected_ndcg(exposure, labels, offsets, k, "exp", "one")))}
     names = [name for name in DISPARITIES if groups is not None or name not in GROUP_DISPARITIES]
     merits = merit_of(labels, merit)
     for name in names:

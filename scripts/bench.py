@@ -18,6 +18,7 @@ Sections:
 * rounds: LightGBM seconds per boosting round of every registered objective (its defaults) against
   lambdarank, on 1M MSLR-like documents (136 features): every configuration once per repeat, in an order
   rotated from repeat to repeat.
+* fairness: the same for FairPLRank3 (each disparity, at a weight that moves the policy) against PL-Rank-3.
 * xgboost-rounds: the same for XGBoost (hist, leaf-wise trees of 31 leaves) against its rank:ndcg.
 * memory: peak RSS of a fresh process training LightGBM with PLRank(n_permutations=3) against lambdarank,
   on a binned dataset saved by LightGBM (the raw features never enter the process).
@@ -154,8 +155,11 @@ def pl_rank3_rows(n_queries: int, repeats: int) -> list[dict]:
 
 def _short(obj) -> str:
     """The objective with only the parameters that differ from their defaults."""
+    from plboost._values import plain_value
+
     defaults = type(obj)().get_params()
-    changed = ", ".join(f"{k}={v!r}" for k, v in obj.get_params().items() if v != defaults[k])
+    changed = ", ".join(f"{k}=<{len(v):,} values>" if isinstance(v, np.ndarray) else f"{k}={v!r}"
+                        for k, v in obj.get_params().items() if plain_value(v) != plain_value(defaults[k]))
     return f"{type(obj).__name__}({changed})"
 
 
@@ -221,14 +225,32 @@ def round_rows(n_queries: int, rounds: int, repeats: int, names=tuple(OBJECTIVES
 
     A round is the objective's gradient call plus LightGBM's tree, whose cost follows the rows it builds
     histograms of (:func:`histogram_rows`), which depend on the gradients; both are in the note."""
-    import lightgbm as lgb
+    data = make_synthetic(n_queries=n_queries, n_features=136, docs_per_query=(20, 500), seed=3)
+    objectives = {"lambdarank": "lambdarank", **{name: OBJECTIVES[name]() for name in names}}
+    return _lightgbm_round_rows(data, objectives, "lambdarank", rounds, repeats)
+
+
+def fairness_round_rows(n_queries: int, rounds: int, repeats: int) -> list[dict]:
+    """LightGBM seconds per round of FairPLRank3 (each disparity at a weight that moves the policy) against
+    PL-Rank-3's, the same data (groups: one feature above its median) and trees."""
+    from plboost.objectives import FairPLRank3, PLRank3
 
     data = make_synthetic(n_queries=n_queries, n_features=136, docs_per_query=(20, 500), seed=3)
+    groups = (data.X[:, 1] > np.median(data.X[:, 1])).astype(np.int64)
+    objectives = {"pl_rank3": PLRank3()}
+    for disparity, weight in (("demographic_parity", 10.0), ("disparate_treatment", 1.0), ("individual", 1.0),
+                              ("expected_exposure", 1.0)):
+        objectives[f"fair {disparity}"] = FairPLRank3(disparity=disparity, fairness_weight=weight, groups=groups)
+    return _lightgbm_round_rows(data, objectives, "pl_rank3", rounds, repeats)
+
+
+def _lightgbm_round_rows(data, objectives: dict, baseline: str, rounds: int, repeats: int) -> list[dict]:
+    import lightgbm as lgb
+
     dataset = data.to_lightgbm(params={"verbosity": -1}).construct()
-    n_docs = data.n_docs
+    n_docs, n_queries = data.n_docs, data.n_queries
     del data  # the binned dataset is all that training reads
     tree = {"learning_rate": 0.1, "num_leaves": 31, "verbosity": -1}
-    objectives = {"lambdarank": "lambdarank", **{name: OBJECTIVES[name]() for name in names}}
     scores = np.random.default_rng(0).normal(size=n_docs)
     gradient_ms = {}
     for name, objective in objectives.items():
@@ -242,17 +264,17 @@ def round_rows(n_queries: int, rounds: int, repeats: int, names=tuple(OBJECTIVES
         boosters[name] = lgb.train({**tree, "objective": objectives[name]}, dataset, rounds)
 
     seconds = round_robin({name: functools.partial(run, name) for name in objectives}, repeats)
-    base, base_rows = seconds["lambdarank"], histogram_rows(boosters["lambdarank"])
+    base, base_rows = seconds[baseline], histogram_rows(boosters[baseline])
     rows = []
     for name, objective in objectives.items():
         histogram = histogram_rows(boosters[name])
         note = (f"{rounds} rounds, 31 leaves, 136 features, median of {repeats}; histogram rows "
-                f"{histogram / base_rows:.2f}x lambdarank's")
+                f"{histogram / base_rows:.2f}x {baseline}'s")
         if name in gradient_ms:
             note += f"; gradient call {gradient_ms[name]:.1f} ms"
-        rows.append({"kernel": f"LightGBM round, {'lambdarank' if name == 'lambdarank' else _short(objective)}",
+        rows.append({"kernel": f"LightGBM round, {name if isinstance(objective, str) else _short(objective)}",
                      "documents": n_docs, "queries": n_queries, "ms": 1e3 * seconds[name] / rounds,
-                     "baseline": "LightGBM lambdarank", "baseline ms": 1e3 * base / rounds,
+                     "baseline": f"LightGBM {baseline}", "baseline ms": 1e3 * base / rounds,
                      "ratio": seconds[name] / base, "note": note})
     return rows
 
@@ -500,8 +522,8 @@ def significance_rows(sizes, repeats: int) -> list[dict]:
     return rows
 
 
-SECTIONS = ("kernels", "engines", "rounds", "xgboost-rounds", "memory", "loading", "scaling", "leaves", "first-call",
-            "compile", "startup", "significance", "long")
+SECTIONS = ("kernels", "engines", "rounds", "fairness", "xgboost-rounds", "memory", "loading", "scaling", "leaves",
+            "first-call", "compile", "startup", "significance", "long")
 
 
 def main(argv=None) -> int:
@@ -518,8 +540,9 @@ def main(argv=None) -> int:
                         help="rounds and xgboost-rounds: this many MSLR-like queries (default 7,460: about 1M "
                              "documents; 2,230: about 300K), as the ratios move with the size")
     args = parser.parse_args(argv)
-    if args.queries and not {"rounds", "xgboost-rounds"} & set(args.only):
-        parser.error("--queries sizes only the rounds and xgboost-rounds sections: add one of them to --only")
+    if args.queries and not {"rounds", "fairness", "xgboost-rounds"} & set(args.only):
+        parser.error("--queries sizes only the rounds, fairness and xgboost-rounds sections: add one of them to "
+                     "--only")
     small = args.small
     repeats = args.repeats or (3 if small else 21)
     few = args.repeats or (1 if small else 5)
@@ -534,6 +557,7 @@ def main(argv=None) -> int:
         "engines": lambda: engine_rows(30 if small else 3_000, 3 if small else 50, few),
         "rounds": lambda: round_rows(args.queries or (30 if small else 7_460), 3 if small else 20, few,
                                      args.objectives),
+        "fairness": lambda: fairness_round_rows(args.queries or (30 if small else 7_460), 3 if small else 20, few),
         "xgboost-rounds": lambda: xgboost_round_rows(args.queries or (30 if small else 7_460), 3 if small else 20,
                                                      few, args.objectives),
         "memory": lambda: memory_rows(20 if small else 10_000, 1 if small else 3, scratch),

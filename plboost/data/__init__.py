@@ -11,6 +11,7 @@ in-memory loader), :mod:`~plboost.data.tabular` (the loader of Parquet and CSV f
 """
 
 from .cache import clear_cache
+from .groups import groups_from_feature, read_groups
 from .out_of_core import OutOfCoreData, load_out_of_core
 from .ranking_data import RankingData
 from .splits import load_splits
@@ -19,5 +20,6 @@ from .svmlight_parser import DataFormatError
 from .synthetic import make_synthetic, write_synthetic_splits
 from .tabular import is_table, load_table
 
-__all__ = ["DataFormatError", "OutOfCoreData", "RankingData", "clear_cache", "is_table", "load_out_of_core",
-           "load_splits", "load_svmlight", "load_table", "make_synthetic", "write_synthetic_splits"]
+__all__ = ["DataFormatError", "OutOfCoreData", "RankingData", "clear_cache", "groups_from_feature", "is_table",
+           "load_out_of_core", "load_splits", "load_svmlight", "load_table", "make_synthetic", "read_groups",
+           "write_synthetic_splits"]

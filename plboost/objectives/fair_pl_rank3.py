@@ -128,6 +128,12 @@ class FairPLRank3(PLRank3):
             codes = check_groups(self.groups, data.n_docs, name="FairPLRank3 groups")
         return FairPLRank3State(relevance, codes, merit_of(data.labels, self.merit))
 
+    def warm_up(self) -> None:
+        """Compile both kernels (the exposure's and PL-Rank-3's) on a tiny query of two groups: this objective's
+        own groups belong to its training data, not to the warm-up's query."""
+        params = {**self.get_params(), "fairness_weight": 1.0, "disparity": "demographic_parity", "groups": (0, 1, 0)}
+        type(self)(**params).gradients(np.array([0.5, 0.0, -0.5]), np.array([2.0, 1.0, 0.0]), np.array([0, 3]))
+
     def exposure(self, scores, labels, offsets) -> np.ndarray:
         """The estimate of each document's exposure that a call at these scores uses (its own draws)."""
         data = self._checked_queries(labels, offsets)

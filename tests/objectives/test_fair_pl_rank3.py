@@ -223,6 +223,20 @@ def test_group_disparities_need_groups_of_the_datas_length():
         FairPLRank3(fairness_weight=-1.0)
 
 
+@pytest.mark.engine
+def test_plboost_train_warms_it_up_and_trains_with_groups_of_the_training_data(synthetic):
+    """plboost.train warms an objective up on a query of its own (a warm-up with the training data's groups would
+    be refused as of the wrong length) and then trains on the groups given."""
+    from plboost.engines import train
+    groups = (synthetic.X[:, 1] > np.median(synthetic.X[:, 1])).astype(int)
+    objective = FairPLRank3(disparity="disparate_treatment", fairness_weight=1.0, groups=groups)
+    model = train("lightgbm", objective, synthetic, rounds=3, progress=False)
+    assert model.predict(synthetic.X).std() > 0
+    with pytest.raises(ValueError, match="one group per document is needed"):
+        train("lightgbm", FairPLRank3(disparity="demographic_parity", fairness_weight=1.0, groups=groups[:-1]),
+              synthetic, rounds=3, progress=False)
+
+
 @pytest.fixture(scope="module")
 def synthetic():
     return make_synthetic(n_queries=60, docs_per_query=(10, 20), n_features=8, seed=3)
