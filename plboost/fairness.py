@@ -39,6 +39,7 @@ import numpy as np
 
 from ._constraints import Integer, Options, Real, check
 from ._queries import check_labels, check_scores, offsets_from_boundaries
+from .metrics import evaluate
 from .policies import PlackettLucePolicy, dcg_examination
 
 #: the disparities this module measures, as :func:`disparity` and :func:`disparity_gradient` name them
@@ -49,7 +50,7 @@ GROUP_DISPARITIES = ("demographic_parity", "disparate_treatment")
 MERITS = ("exp", "linear")
 
 __all__ = ["DISPARITIES", "GROUP_DISPARITIES", "check_groups", "disparity", "disparity_gradient",
-           "evaluate_policy", "expected_ndcg", "group_exposure", "merit_of", "target_exposure"]
+           "evaluate_policy", "expected_metrics", "expected_ndcg", "group_exposure", "merit_of", "target_exposure"]
 
 
 def check_groups(groups, n_docs: int, *, name: str = "groups") -> np.ndarray:
@@ -237,6 +238,25 @@ def _expected_ndcg(exposure, labels, offsets, k, gain, no_relevant):
     empty = {"one": 1.0, "zero": 0.0, "exclude": np.nan}[no_relevant]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ideal > 0, dcg / ideal, empty)
+
+
+def expected_metrics(policy: PlackettLucePolicy, labels, *, n_samples: int = 100, seed: int = 0,
+                     **evaluate_options) -> dict:
+    """Every metric of :func:`plboost.metrics.evaluate` (``evaluate_options`` as it takes them) in expectation
+    under ``policy``: the mean over ``n_samples`` sampled rankings of whole queries of each metric's mean over the
+    queries, as ``name -> (value, standard error)``, the standard error from the spread of the samples' means.
+    ERR and MAP are not linear in the rank probabilities, so this samples where :func:`expected_ndcg` need not."""
+    n_samples = check(n_samples, Integer(low=2), "n_samples", "expected_metrics")
+    labels = _checked_labels(labels, policy.scores.size)
+    whole = PlackettLucePolicy(policy.scores, policy.offsets, temperature=policy.temperature, top_k=None)
+    ranks = whole.sample(n_samples, seed=seed)
+    means: dict[str, list[float]] = {}
+    for row in ranks:
+        values = evaluate(-row.astype(np.float64), labels, offsets=policy.offsets, **evaluate_options)
+        for name, value in values.items():
+            if name != "conventions":
+                means.setdefault(name, []).append(float(np.nanmean(value)) if np.ndim(value) else float(value))
+    return {name: (float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v)))) for name, v in means.items()}
 
 
 def evaluate_policy(scores, labels, offsets, *, groups=None, temperature: float = 1.0, k: int = 10,

@@ -198,3 +198,28 @@ def test_group_disparities_need_groups_and_merit():
         fairness.disparity("individual", np.ones(3), np.array([0, 3]))
     with pytest.raises(ValueError, match="merit must hold one finite number >= 0"):
         fairness.disparity("individual", np.ones(3), np.array([0, 3]), merit=np.array([1.0, -1.0, 0.0]))
+
+
+def test_expected_metrics_are_the_enumerated_expectations_within_their_standard_errors():
+    """ERR@3 and MAP under a policy: the mean over sampled rankings is within 4 standard errors of the expectation
+    over every ranking, and NDCG@3's agrees with expected_ndcg."""
+    from plboost.metrics import evaluate
+
+    rng = np.random.default_rng(8)
+    scores, labels, _, offsets = random_queries(rng, n_queries=4, largest=5)
+    policy = PlackettLucePolicy(scores, offsets, temperature=1.0)
+    sampled = fairness.expected_metrics(policy, labels, n_samples=400, seed=3, ndcg_at=(3,), err_at=(3,), g_max=2)
+    exact = {}
+    for q in range(offsets.size - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        for ranking, p in rankings_with_probabilities(scores[lo:hi]):
+            order_scores = np.empty(hi - lo)
+            order_scores[list(ranking)] = -np.arange(hi - lo, dtype=float)
+            values = evaluate(order_scores, labels[lo:hi], group=[hi - lo], ndcg_at=(3,), err_at=(3,), g_max=2)
+            for name, value in values.items():
+                if name != "conventions":
+                    exact[name] = exact.get(name, 0.0) + p * value / (offsets.size - 1)
+    for name in ("NDCG@3", "ERR@3", "MAP"):
+        value, error = sampled[name]
+        assert abs(value - exact[name]) <= 4 * error + 1e-12, (name, value, exact[name], error)
+    assert exact["NDCG@3"] == pytest.approx(float(np.mean(fairness.expected_ndcg(policy, labels, k=3))))
