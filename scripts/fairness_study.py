@@ -42,7 +42,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from click_study import DATA, TREE, _holm, _splits  # noqa: E402  (the click study's data and tree settings)
+from click_study import DATA, TREE, _done, _holm, _splits  # noqa: E402  (the click study's data, trees, records)
 
 #: the feature (1-based, as the files number them) whose training median splits the documents into two groups
 GROUP_FEATURE = {"mq2008": 41, "mslr": 130}
@@ -91,13 +91,6 @@ def _policy_model(objective, train, valid, valid_groups, seed):
         if best is None or value > best[0]:
             best = (value, cut, rounds)
     return best[1], best[2]
-
-
-def _done(path: Path) -> set:
-    if not path.exists():
-        return set()
-    with path.open() as lines:
-        return {tuple(json.loads(line)["key"]) for line in lines if line.strip()}
 
 
 def run(args) -> int:

@@ -252,6 +252,16 @@ def _top_k_sampled(key, ranking, n, k, order, weight, gains, lo, leaves, linear,
     return rest, rest_gain
 
 
+@helper
+def _query_stream(seed, scores, labels, lo, hi, relative, linear_span, widest_gap):
+    """What every ranking of query ``lo:hi`` is drawn from: its top score, stream order and key (module docstring,
+    Draws), and whether its sums are kept in linear space (its scores span at most ``linear_span``)."""
+    top_score, bottom_score = score_range(scores, lo, hi)
+    order = stream_order(scores[lo:hi])
+    key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
+    return top_score, order, key, top_score - bottom_score <= linear_span
+
+
 # --------------------------------------------------------------------------------------------------
 # The estimate
 
@@ -322,10 +332,7 @@ def _pl_rank3_kernel(first, end, scores, labels, gains, scale, offsets, discount
             zero_query(grad, hess, lo, hi)
             continue
         k = min(n, top_k)
-        top_score, bottom_score = score_range(scores, lo, hi)
-        order = stream_order(scores[lo:hi])
-        key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
-        linear = top_score - bottom_score <= linear_span
+        top_score, order, key, linear = _query_stream(seed, scores, labels, lo, hi, relative, linear_span, widest_gap)
         n_query_grades = _grade_index(gains, lo, hi, grade_of, grades) if curvature == _LAMBDA else 0
         for i in range(n):
             weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
@@ -474,10 +481,7 @@ def exposure_kernel(first, end, scores, labels, gains, offsets, discounts, top_k
         if n == 0:
             continue
         k = min(n, top_k)
-        top_score, bottom_score = score_range(scores, lo, hi)
-        order = stream_order(scores[lo:hi])
-        key = score_stream_key(seed, scores, labels, lo, hi, order, relative, top_score, widest_gap)
-        linear = top_score - bottom_score <= linear_span
+        top_score, order, key, linear = _query_stream(seed, scores, labels, lo, hi, relative, linear_span, widest_gap)
         for i in range(n):
             weight[i] = np.exp(scores[lo + i] - top_score) if linear else scores[lo + i]
             exposure[lo + i] = 0.0
