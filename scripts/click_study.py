@@ -136,18 +136,24 @@ def _done(path: Path) -> set:
         return {tuple(json.loads(line)["key"]) for line in lines if line.strip()}
 
 
-def run(args) -> int:
-    from plboost.clicks import simulate_clicks
-    from plboost.metrics import ndcg
-
+def _resume(out: Path) -> tuple[str | None, set]:
+    """The commit the results will record and the keys ``out`` holds already (said in one line, and kept)."""
     import subprocess
 
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or None
-    done = _done(args.out)
+    done = _done(out)
     if done:
-        print(f"{args.out}: {len(done)} results there already are kept and not trained again")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+        print(f"{out}: {len(done)} results there already are kept and not trained again")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return commit, done
+
+
+def run(args) -> int:
+    from plboost.clicks import simulate_clicks
+    from plboost.metrics import ndcg
+
+    commit, done = _resume(args.out)
     splits = {}
     for seed in args.seeds:  # seeds outer: a partial run covers every fold
         for fold in args.folds:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from click_study import DATA, TREE, _done, _holm, _splits  # noqa: E402  (the click study's data, trees, records)
+from click_study import DATA, TREE, _holm, _resume, _splits  # noqa: E402  (the click study's data, trees, records)
 
 #: the feature (1-based, as the files number them) whose training median splits the documents into two groups
 GROUP_FEATURE = {"mq2008": 41, "mslr": 130}
@@ -97,12 +96,7 @@ def run(args) -> int:
     from plboost.engines import train as fit
     from plboost.objectives import FairPLRank3
 
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or None
-    done = _done(args.out)
-    if done:
-        print(f"{args.out}: {len(done)} results there already are kept and not trained again")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    commit, done = _resume(args.out)
     for seed in args.seeds:
         for fold in args.folds:
             unit = [args.data, fold, seed]
