@@ -305,3 +305,27 @@ def test_click_training_speed_prints_both_rows_of_each_objective_and_the_one_off
     for objective in ("PL-Rank-3", "LambdaLoss, mu 0"):
         assert f"| {objective} | labels |" in out and f"| {objective} | click log |" in out
     assert "one-off: simulating" in out
+
+
+def test_fairness_study_compares_each_fair_point_with_lambdaranks_front(tmp_path):
+    """The report's Pareto comparison on records whose answers are known: lambdarank's temperatures give the
+    points (0.8, 0.04), (0.7, 0.01), (0.75, 0.05) (dominated: off the front) per unit; the fair points at NDCG
+    0.75 and disparities 0.021-0.023 (0.022 on average) are 0.003 below the front's 0.025 at that NDCG (halfway
+    from 0.01 to 0.04), and 0.010 above its NDCG at their disparity (0.74 at 0.022: 0.7 + 0.1 x 0.012 / 0.03)."""
+    study = _load_script("fairness_study.py")
+    records = tmp_path / "fairness.jsonl"
+    metrics = {name: 0.0 for name in study.METRICS}
+    rows = []
+    for fold in (1, 2, 3):
+        shift = 0.001 * fold  # the units differ a little, so that the tests have a spread
+        for temperature, (ndcg, disparity) in zip((0.0, 1.0, 0.5), ((0.8, 0.04), (0.7, 0.01), (0.75, 0.05)),
+                                                  strict=True):
+            rows.append({"key": ["toy", fold, 0, "lambdarank", temperature], **metrics,
+                         "expected_NDCG@10": ndcg, "demographic_parity": disparity})
+        rows.append({"key": ["toy", fold, 0, "fair_demographic_parity", study.WEIGHTS["demographic_parity"][0]],
+                     **metrics, "expected_NDCG@10": 0.75, "demographic_parity": 0.02 + shift})
+    records.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = run_script("fairness_study.py", "report", str(records))
+    line = next(row for row in report.split("### demographic_parity")[1].splitlines()
+                if row.startswith(f"| {study.WEIGHTS['demographic_parity'][0]:g} |"))
+    assert "-0.00300 (3 units" in line and "+0.0100 (3 units" in line, line
