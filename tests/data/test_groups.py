@@ -46,8 +46,9 @@ def test_a_feature_above_its_threshold_is_group_one(sparse):
 
 
 @pytest.mark.parametrize("feature, threshold, message", [
-    (0, 0.5, "feature must be a feature number from 1 to 2, got 0"),
-    (3, 0.5, "from 1 to 2, got 3"),
+    (0, 0.5, r"feature must be a feature number from 1 to 2 \(or a column's name\), got 0"),
+    (3, 0.5, "got 3"),
+    ("bm25", 0.5, "no feature column 'bm25'; the data has no names"),
     (True, 0.5, "got True"),
     (1, float("nan"), "threshold must be a finite number"),
 ])
@@ -57,5 +58,20 @@ def test_bad_features_and_thresholds_are_refused(feature, threshold, message):
 
 
 def test_a_missing_feature_value_is_refused_naming_the_row():
-    with pytest.raises(ValueError, match="missing \\(NaN\\) at row 1"):
+    with pytest.raises(ValueError, match="feature 1 is missing \\(NaN\\) at row 1"):
         groups_from_feature(np.array([[0.0], [np.nan]]), 1, 0.0)
+
+
+def test_a_tables_feature_is_named_by_its_column(tmp_path):
+    import pandas as pd
+
+    from plboost.data import load_table
+
+    path = tmp_path / "train.csv"
+    pd.DataFrame({"qid": [1, 1, 2], "label": [0, 1, 2], "bm25": [0.5, 3.0, 1.5], "pagerank": [0.9, 0.1, 0.6]}).to_csv(
+        path, index=False)
+    data = load_table(path)
+    np.testing.assert_array_equal(groups_from_feature(data, "pagerank", 0.5), [1, 0, 1])
+    np.testing.assert_array_equal(groups_from_feature(data, 1, 1.0), [0, 1, 1])
+    with pytest.raises(ValueError, match="no feature column 'PageRank'; the feature columns are 'bm25', 'pagerank'"):
+        groups_from_feature(data, "PageRank", 0.5)
