@@ -22,11 +22,12 @@ policy (temperature 1). Every policy is scored by :func:`plboost.fairness.evalua
 rankings): expected NDCG@10 and each disparity.
 
 ``report``: per data set and disparity, the means over the units with 95% t intervals, and the Pareto comparison
-with lambdarank's randomisation: per unit, the Pareto front of lambdarank's temperatures (the points no other
-beats in both), and for each fair point the lowest disparity that front reaches at the same expected NDCG@10 or
-above, and the highest expected NDCG@10 it reaches at the same disparity or below (linear between the front's
-points; not counted where the front does not reach), as paired differences over the units with Holm-adjusted
-p-values of one-sample t-tests of the differences (the family: the weights of one disparity and direction).
+with lambdarank's randomisation, and the same with PL-Rank-3's. Per unit: the Pareto front of the baseline's
+temperatures (the points no other beats in both); for each fair point, the lowest disparity that front reaches at
+the same expected NDCG@10 or above, and the highest expected NDCG@10 it reaches at the same disparity or below
+(linear between the front's points; not counted where the front does not reach). These are paired differences
+over the units, with Holm-adjusted p-values of one-sample t-tests of the differences (the family: the weights of
+one disparity and direction).
 """
 
 from __future__ import annotations
@@ -204,16 +205,18 @@ def report(args) -> int:
                 n_mean, n_half = _interval(cell[ndcg].to_numpy())
                 d_mean, d_half = _interval(cell[disparity].to_numpy())
                 print(f"| {label} | {n_mean:.4f} ± {n_half:.4f} | {d_mean:.5f} ± {d_half:.5f} |")
-            _pareto(part, disparity, ndcg, stats)
+            for baseline in ("lambdarank", "pl_rank3"):
+                _pareto(part, disparity, ndcg, stats, baseline)
             if args.plots:
                 _plot(args.plots, dataset, disparity, part, ndcg)
     return 0
 
 
-def _pareto(part, disparity, ndcg, stats) -> None:
-    print(f"\nAgainst lambdarank's randomisation, per unit at the fair point's expected NDCG@10 ({disparity} "
-          "difference: fair - lambdarank, below 0 is better) and at its disparity (NDCG@10 difference, above 0 is "
-          "better); mean over the units the curve reaches, Holm-adjusted p of paired t-tests:\n")
+def _pareto(part, disparity, ndcg, stats, baseline) -> None:
+    print(f"\nAgainst {baseline}'s randomisation (the front of its temperatures), per unit at the fair point's "
+          f"expected NDCG@10 ({disparity} difference: fair - {baseline}, below 0 is better) and at its disparity "
+          "(NDCG@10 difference, above 0 is better); mean over the units the front reaches, Holm-adjusted p of "
+          "t-tests of the differences:\n")
     print("| weight | units | disparity at equal NDCG@10 | NDCG@10 at equal disparity |")
     print("|---|---|---|---|")
     method = f"fair_{disparity}"
@@ -222,7 +225,7 @@ def _pareto(part, disparity, ndcg, stats) -> None:
         d_diff, n_diff = [], []
         for _, unit in part.groupby(["fold", "seed"]):
             fair = unit[(unit.method == method) & (unit.parameter == weight)]
-            curve = unit[unit.method == "lambdarank"]
+            curve = unit[unit.method == baseline]
             if fair.empty or curve.empty:
                 continue
             x, y = float(fair[ndcg].iloc[0]), float(fair[disparity].iloc[0])
