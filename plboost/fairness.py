@@ -54,8 +54,9 @@ __all__ = ["DISPARITIES", "GROUP_DISPARITIES", "check_groups", "disparity", "dis
 
 
 def check_groups(groups, n_docs: int, *, name: str = "groups") -> np.ndarray:
-    """Each document's group as an int64 code 0..G-1 (the order of ``np.unique``), after checking that there is
-    one per document and none is missing (NaN or None)."""
+    """Each document's group as an int64 code, after checking that there is one per document and none is missing
+    (NaN or None): integers from 0 to twice the documents are codes as they are (a code without documents is a group
+    absent from every query), other values are numbered 0..G-1 in the order of ``np.unique``."""
     values = np.asarray(groups)
     if values.ndim != 1 or values.size != n_docs:
         raise ValueError(f"{name}: one group per document is needed ({n_docs}), got an array of shape {values.shape}")
@@ -67,6 +68,8 @@ def check_groups(groups, n_docs: int, *, name: str = "groups") -> np.ndarray:
         missing = np.zeros(values.size, dtype=bool)
     if missing.any():
         raise ValueError(f"{name}: document {int(np.flatnonzero(missing)[0])} has no group ({values[missing][0]!r})")
+    if values.dtype.kind in "iu" and values.size and values.min() >= 0 and values.max() <= 2 * n_docs:
+        return values.astype(np.int64, copy=False)  # codes already: a group without documents is absent
     try:
         return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
     except TypeError as error:
@@ -109,16 +112,20 @@ def target_exposure(labels, offsets, examination=None) -> np.ndarray:
     offsets = offsets_from_boundaries(offsets, name="offsets")
     labels = _checked_labels(labels, int(offsets[-1]))
     sizes = np.diff(offsets)
-    widest = int(sizes.max()) if sizes.size else 0
-    theta = _examination(examination, widest)
+    theta = _examination(examination, int(sizes.max()) if sizes.size else 0)
     cumulative = np.r_[0.0, np.cumsum(theta)]
+    query = _query_index(offsets)
+    order = np.lexsort((-labels, query))  # by query, each query's labels descending
+    rank = np.arange(labels.size) - offsets[query[order]]  # the rank each sorted document holds
+    sorted_query, sorted_label = query[order], labels[order]
+    starts = np.r_[True, (sorted_query[1:] != sorted_query[:-1]) | (sorted_label[1:] != sorted_label[:-1])] \
+        if labels.size else np.zeros(0, dtype=bool)
+    block = np.cumsum(starts) - 1  # each sorted document's block of one query and label
+    first = rank[starts]
+    count = np.bincount(block, minlength=first.size)
+    block_mean = (cumulative[first + count] - cumulative[first]) / np.maximum(count, 1)
     target = np.empty(labels.size)
-    for q in range(sizes.size):
-        lo, hi = offsets[q], offsets[q + 1]
-        values, counts = np.unique(-labels[lo:hi], return_counts=True)  # labels descending
-        first = np.r_[0, np.cumsum(counts)[:-1]]
-        block_mean = (cumulative[first + counts] - cumulative[first]) / counts
-        target[lo:hi] = block_mean[np.searchsorted(values, -labels[lo:hi])]
+    target[order] = block_mean[block]
     return target
 
 
@@ -132,14 +139,16 @@ def disparity(name: str, exposure, offsets, *, groups=None, merit=None, labels=N
 
 
 def disparity_gradient(name: str, exposure, offsets, *, groups=None, merit=None, labels=None,
-                       examination=None) -> np.ndarray:
+                       examination=None, target=None) -> np.ndarray:
     """:math:`\\partial D_q / \\partial E_d` of disparity ``name`` for each document d of each query q (0 in the
-    queries that do not define it): what a fairness objective descends through the exposures."""
-    _, gradient = _disparity(name, exposure, offsets, groups, merit, labels, examination, gradient=True)
+    queries that do not define it): what a fairness objective descends through the exposures. ``target``: the
+    expected-exposure loss's :func:`target_exposure`, where the caller has it (a function of the labels alone)."""
+    _, gradient = _disparity(name, exposure, offsets, groups, merit, labels, examination, gradient=True,
+                             target=target)
     return gradient
 
 
-def _disparity(name, exposure, offsets, groups, merit, labels, examination, *, gradient):
+def _disparity(name, exposure, offsets, groups, merit, labels, examination, *, gradient, target=None):
     name = check(name, Options(*DISPARITIES), "disparity", "plboost.fairness")
     if name in GROUP_DISPARITIES and groups is None:
         raise ValueError(f"plboost.fairness: disparity {name!r} compares groups; pass groups= (one per document)")
@@ -151,9 +160,11 @@ def _disparity(name, exposure, offsets, groups, merit, labels, examination, *, g
                              "merit_of(labels))")
         merit = _checked_merit(merit, n_docs)
     if name == "expected_exposure":
-        if labels is None:
+        if target is None and labels is None:
             raise ValueError("plboost.fairness: disparity 'expected_exposure' needs labels= (its target ranks by them)")
-        return _expected_exposure_loss(exposure, target_exposure(labels, offsets, examination), offsets)
+        if target is None:
+            target = target_exposure(labels, offsets, examination)
+        return _expected_exposure_loss(exposure, target, offsets)
     if name == "individual":
         return _individual(exposure, merit, offsets)
     return _between_groups(exposure, codes, offsets, merit if name == "disparate_treatment" else None)

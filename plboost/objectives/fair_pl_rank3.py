@@ -50,7 +50,8 @@ import numpy as np
 
 from .._constraints import Integer, Options, PerDocument, Real
 from .._jit import over_queries
-from ..fairness import DISPARITIES, GROUP_DISPARITIES, MERITS, check_groups, disparity_gradient, merit_of
+from ..fairness import (DISPARITIES, GROUP_DISPARITIES, MERITS, check_groups, disparity_gradient, merit_of,
+                        target_exposure)
 from ._base import DEFAULT_HESSIAN_FLOOR, WIDEST_SCORE_GAP, QueryData
 from .pl_rank3 import PLRank3, PLRank3State, exposure_kernel
 
@@ -60,11 +61,13 @@ _EXPOSURE_STREAM = np.uint64(0x6578706F73757265)
 
 
 class FairPLRank3State(NamedTuple):
-    """PL-Rank-3's state, each document's group code (None for "individual" and "expected_exposure") and merit."""
+    """PL-Rank-3's state, each document's group code (None for "individual" and "expected_exposure"), merit, and
+    target exposure (for "expected_exposure", else None): constants of the labels."""
 
     relevance: PLRank3State
     groups: np.ndarray | None
     merit: np.ndarray
+    target: np.ndarray | None
 
 
 class FairPLRank3(PLRank3):
@@ -126,7 +129,13 @@ class FairPLRank3(PLRank3):
         codes = None
         if self.disparity in GROUP_DISPARITIES:
             codes = check_groups(self.groups, data.n_docs, name="FairPLRank3 groups")
-        return FairPLRank3State(relevance, codes, merit_of(data.labels, self.merit))
+        target = None
+        if self.disparity == "expected_exposure":
+            target = target_exposure(data.labels, data.offsets, self._examination(relevance.discounts))
+        return FairPLRank3State(relevance, codes, merit_of(data.labels, self.merit), target)
+
+    def _examination(self, discounts: np.ndarray) -> np.ndarray:
+        return discounts if self.top_k is None else discounts[:self.top_k]
 
     def warm_up(self) -> None:
         """Compile both kernels (the exposure's and PL-Rank-3's) on a tiny query of two groups: this objective's
@@ -156,9 +165,8 @@ class FairPLRank3(PLRank3):
             return super()._estimates(scores, data, relevance, grad, hess)
         exposure = self._exposure(scores, data, state)
         discounts = relevance.discounts
-        examination = discounts if self.top_k is None else discounts[:self.top_k]
         pull = disparity_gradient(self.disparity, exposure, data.offsets, groups=state.groups, merit=state.merit,
-                                  labels=data.labels, examination=examination)
+                                  labels=data.labels, examination=self._examination(discounts), target=state.target)
         sizes = np.diff(data.offsets)
         scale = relevance.scale
         # the gains in the units the kernel scales by: rho / IDCG = gains * scale; queries without a relevance
