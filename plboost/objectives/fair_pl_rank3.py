@@ -122,7 +122,8 @@ class FairPLRank3(PLRank3):
                     n_exposure_samples=n_exposure_samples)
         if self.disparity in GROUP_DISPARITIES and self.groups is None:
             raise ValueError(f"FairPLRank3: disparity={self.disparity!r} compares groups of documents; pass groups= "
-                             "(one per training document)")
+                             "(one per training document, from Python: the plboost command cannot give them yet; "
+                             "disparity='individual' and 'expected_exposure' need none)")
 
     def _prepare(self, data: QueryData) -> FairPLRank3State:
         relevance = super()._prepare(data)
