@@ -12,7 +12,7 @@ Each model's test NDCG@10 (of the deterministic ranking), then the means; for ``
 difference (one-sample t over the 15 units: they share the one test file of 43 queries, so the units are not
 independent samples of queries, and the p-value says less than it seems).
 
-    python scripts/mslr_slice_ceilings.py [--protocol early-stopping|checkpoints]
+    python scripts/mslr_slice_ceilings.py [--protocol early-stopping|checkpoints] [--data mslr|mq2008]
 """
 
 import argparse
@@ -55,7 +55,10 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--protocol", choices=("early-stopping", "checkpoints"), default="early-stopping")
-    protocol = parser.parse_args(argv).protocol
+    parser.add_argument("--data", choices=("mslr", "mq2008"), default="mslr",
+                        help="the click study's data: the MSLR slice's 5 splits (default) or MQ2008's 5 folds")
+    args = parser.parse_args(argv)
+    protocol, dataset = args.protocol, args.data
     if protocol == "early-stopping":
         configurations = {"lambdarank": lambda seed: "lambdarank", "pl_rank3": lambda seed: PLRank3(),
                           "pl_rank3 n_samples=100": lambda seed: PLRank3(n_samples=100),
@@ -66,12 +69,12 @@ def main(argv=None) -> int:
         configurations = {"lambdarank": lambda seed: "lambdarank", "pl_rank3": lambda seed: PLRank3(seed=seed)}
         seeds = (0, 1, 2)
     results = {name: [] for name in configurations}
-    print(f"protocol: {protocol}\n")
+    print(f"data: {dataset}, protocol: {protocol}\n")
     print("| seed | split | objective | validation NDCG@10 | test NDCG@10 | rounds |")
     print("|---|---|---|---|---|---|")
     for seed in seeds:
         for split in (1, 2, 3, 4, 5):
-            train, valid, test = _splits("mslr", split)
+            train, valid, test = _splits(dataset, split)
             for name, make in configurations.items():
                 objective = make(seed)
                 model = fit("lightgbm", objective, train, valid, seed=seed, **TREE) if protocol == "early-stopping" \
