@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import difflib
 import errno
-import math
 import os
 import re
 import sys
@@ -215,19 +214,6 @@ def _add_evaluate_command(commands) -> None:
     _add_scoring_options(evaluate)
 
 
-def _finite_at_least(minimum: float):
-    """An argparse type: a finite number of at least ``minimum`` (not NaN, not infinite)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and value >= minimum):
-            raise argparse.ArgumentTypeError(f"expected a finite number >= {minimum:g}, got {text!r}")
-        return value
-    return parse
-
-
 #: the options of ``predict`` that only sampled rankings take (refused without ``--sample``), as argparse's dests
 _SAMPLING_OPTIONS = {"temperature": "--temperature", "seed": "--seed", "top_k": "--top-k"}
 #: ``predict --sample``'s temperature when none is given: the Plackett-Luce policy of the scores as they are
@@ -254,7 +240,7 @@ def _add_predict_command(commands) -> None:
     predict.add_argument("--sample", type=_positive_int, metavar="N",
                          help="write N rankings of every query sampled from the Plackett-Luce policy of the scores, "
                               "a line per document of its N ranks (see above), instead of the scores")
-    predict.add_argument("--temperature", type=_finite_at_least(0.0), metavar="T",
+    predict.add_argument("--temperature", type=click_command.number_option(0.0), metavar="T",
                          help=f"with --sample: the policy's temperature, a finite number >= 0 (default "
                               f"{DEFAULT_TEMPERATURE:g}: the scores as they are; 0: the deterministic ranking by "
                               "score, documents of equal scores in random order)")

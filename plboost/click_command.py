@@ -12,6 +12,7 @@ which a run with ``clicks=logger`` scores; the log's metadata record every setti
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
@@ -28,16 +29,18 @@ from .objectives import OBJECTIVES, get_objective
 CLICK_MODELS = ("pbm", "trust-bias", "cascade")
 
 
-def _number(low: float, high: float | None = None, *, low_open: bool = False):
+def number_option(low: float, high: float | None = None, *, low_open: bool = False):
+    """An argparse type: a finite number of at least ``low`` (above it with ``low_open``) and at most ``high``."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            value = float("nan")
+            value = math.nan
         above = value > low if low_open else value >= low
-        if not (above and (high is None or value <= high)):
-            bound = f"in {'(' if low_open else '['}{low:g}, {high:g}]" if high is not None else f">= {low:g}"
-            raise argparse.ArgumentTypeError(f"expected a number {bound}, got {text!r}")
+        if not (math.isfinite(value) and above and (high is None or value <= high)):
+            wanted = f"a number in {'(' if low_open else '['}{low:g}, {high:g}]" if high is not None \
+                else f"a finite number {'>' if low_open else '>='} {low:g}"
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
         return value
     return parse
 
@@ -57,20 +60,20 @@ def add_command(commands, positive_int, seed_option, add_debug_option) -> None:
                           help="impressions, each of a query drawn uniformly (default %(default)s)")
     simulate.add_argument("--top-k", type=positive_int, default=10, metavar="K",
                           help="documents shown per impression (default %(default)s)")
-    simulate.add_argument("--temperature", type=_number(0.0), default=0.0, metavar="T",
+    simulate.add_argument("--temperature", type=number_option(0.0), default=0.0, metavar="T",
                           help="0 (default): the logger's own ranking, ties in random order; above 0: rankings "
                                "sampled from its Plackett-Luce policy at this temperature")
     simulate.add_argument("--click-model", choices=CLICK_MODELS, default="pbm",
                           help="pbm: position-based, examination (1/k)^eta; trust-bias: its noise varies by rank "
                                "(Vardasbi et al. 2020); cascade: scan from the top (default pbm)")
-    simulate.add_argument("--eta", type=_number(0.0), default=1.0, help="examination decay (default 1)")
-    simulate.add_argument("--click-noise", type=_number(0.0, 1.0), default=0.1, metavar="P",
+    simulate.add_argument("--eta", type=number_option(0.0), default=1.0, help="examination decay (default 1)")
+    simulate.add_argument("--click-noise", type=number_option(0.0, 1.0), default=0.1, metavar="P",
                           help="pbm, cascade: P(click) of an examined irrelevant document (default 0.1)")
-    simulate.add_argument("--click-relevant", type=_number(0.0, 1.0), default=1.0, metavar="P",
+    simulate.add_argument("--click-relevant", type=number_option(0.0, 1.0), default=1.0, metavar="P",
                           help="pbm, cascade: P(click) of an examined relevant document (default 1)")
-    simulate.add_argument("--continuation", type=_number(0.0, 1.0), default=0.0, metavar="P",
+    simulate.add_argument("--continuation", type=number_option(0.0, 1.0), default=0.0, metavar="P",
                           help="cascade: after a click at rank k, go on with P (1/k)^eta (default 0: one click)")
-    simulate.add_argument("--logger-share", type=_number(0.0, 1.0, low_open=True), default=0.01, metavar="S",
+    simulate.add_argument("--logger-share", type=number_option(0.0, 1.0, low_open=True), default=0.01, metavar="S",
                           help="share of the queries whose labels train the logger (default 0.01)")
     simulate.add_argument("--logger-objective", default="lambdarank",
                           help="the logger's objective (default lambdarank)")

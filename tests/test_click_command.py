@@ -28,7 +28,9 @@ def test_a_simulated_log_reads_back_with_its_settings(mq2008, tmp_path, capsys, 
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--temperature", "-1"], r"argument --temperature: expected a number >= 0, got '-1'"),
+    (["--temperature", "-1"], r"argument --temperature: expected a finite number >= 0, got '-1'"),
+    (["--temperature", "inf"], r"argument --temperature: expected a finite number >= 0, got 'inf'"),
+    (["--eta", "nan"], r"argument --eta: expected a finite number >= 0, got 'nan'"),
     (["--logger-share", "0"], r"argument --logger-share: expected a number in \(0, 1\], got '0'"),
     (["--click-noise", "1.5"], r"argument --click-noise: expected a number in \[0, 1\], got '1.5'"),
     (["--continuation", "0.5"], r"--continuation is the cascade model's; give --click-model cascade"),
