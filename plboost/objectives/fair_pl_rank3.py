@@ -184,4 +184,4 @@ class FairPLRank3(PLRank3):
             gains = gains - np.repeat(shift, sizes)
         combined = PLRank3State(gains, np.where(varies, unit, 0.0), discounts, relevance.n_grades)
         # the draws' key hashes the labels, so the rankings are PL-Rank-3's at these scores
-        PLRank3._estimates(self, scores, data, combined, grad, hess)
+        super()._estimates(scores, data, combined, grad, hess)
